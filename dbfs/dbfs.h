@@ -1,0 +1,347 @@
+/*
+ * dbfs.h -- the pgnfs file-system API over PostgreSQL.
+ *
+ * This is the only header server/ includes from dbfs/. It speaks inode
+ * numbers, byte ranges and POSIX-style errors; it knows nothing of NFS or XDR.
+ *
+ * NOTES
+ *   Return values: every function that can fail returns 0 on success or a
+ *   negative errno. The errors used, and what they mean here:
+ *     -ENOENT        a name does not exist
+ *     -EEXIST        a name exists (create, mkdir, link, rename onto a dir
+ *                    that is not empty is -ENOTEMPTY instead)
+ *     -ENOTEMPTY     rmdir or rename over a directory that has entries
+ *     -EACCES        permission bits deny the caller
+ *     -EPERM         the operation needs ownership or root (chmod, chown,
+ *                    utimes with client time, sticky-directory removal)
+ *     -ENOTDIR       a directory was needed
+ *     -EISDIR        a non-directory was needed (remove, link of a dir)
+ *     -EINVAL        bad argument: a directory renamed into its own subtree,
+ *                    "." or ".." as a name to create/remove, bad type
+ *     -ENAMETOOLONG  a name over DBFS_NAME_MAX or a target over DBFS_PATH_MAX
+ *     -EFBIG         an offset/size beyond DBFS_MAX_FILESIZE
+ *     -ESTALE        the (inode, generation) no longer exists
+ *     -ENOSPC        the database is out of space
+ *     -EMLINK        too many links
+ *     -EAGAIN        a transient database failure (lost connection,
+ *                    serialization failure after retries): the caller may
+ *                    retry; NFS answers JUKEBOX
+ *     -EIO           anything else; the SQLSTATE and statement name are logged
+ *     -EBADMSG       (setattr only) the guard ctime did not match: NOT_SYNC
+ *
+ *   Transactions: each call is one PostgreSQL transaction (or none, for reads
+ *   that need a single statement). A mutating call happens whole or not at
+ *   all. Calls never hold a transaction open across returns.
+ *
+ *   Threads: a dbfs is shared by all threads and immutable after dbfs_open().
+ *   A dbfs_conn belongs to one thread at a time; never share one.
+ *
+ *   Attributes and wcc: on success the attribute outputs are filled. On
+ *   failure, outputs are filled where the call could read them (the flags
+ *   in dbfs_wcc and dbfs_attr_opt say so), so NFS can return post-op
+ *   attributes in its failure replies.
+ *
+ *   Memory: outputs that carry variable-length data (readlink target,
+ *   readdir entries) are allocated by dbfs and released by the caller with
+ *   the matching free function named at each call. dbfs never keeps a
+ *   pointer to caller memory after a call returns.
+ */
+#ifndef PGNFS_DBFS_H
+#define PGNFS_DBFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DBFS_NAME_MAX     255
+#define DBFS_PATH_MAX     4096
+#define DBFS_MAX_FILESIZE INT64_MAX
+#define DBFS_NGROUPS_MAX  16
+#define DBFS_ROOT_INO     1
+#define DBFS_SECRET_LEN   32
+
+typedef struct dbfs dbfs;
+typedef struct dbfs_conn dbfs_conn;
+
+/* File types; the numbers match what the schema stores (fileatt.type). */
+typedef enum {
+    DBFS_REG = 1,
+    DBFS_DIR = 2,
+    DBFS_BLK = 3,
+    DBFS_CHR = 4,
+    DBFS_LNK = 5,
+    DBFS_SOCK = 6,
+    DBFS_FIFO = 7
+} dbfs_type;
+
+/* A file as a handle names it. */
+typedef struct {
+    uint64_t ino;
+    uint32_t gen;
+} dbfs_fh;
+
+typedef struct {
+    uint64_t ino;
+    uint32_t gen;
+    dbfs_type type;
+    uint32_t mode; /* 07777 bits only */
+    uint32_t nlink;
+    uint32_t uid, gid;
+    uint64_t size;
+    uint64_t used; /* bytes of storage the file occupies */
+    uint32_t rdev_major, rdev_minor;
+    int64_t atime_ns, mtime_ns, ctime_ns;
+    uint64_t change; /* increases with every change to the file */
+} dbfs_attr;
+
+/* Attributes that may be missing (NFS post_op_attr). */
+typedef struct {
+    bool valid;
+    dbfs_attr attr;
+} dbfs_attr_opt;
+
+/* Weak cache consistency data: attributes before and after an operation. */
+typedef struct {
+    bool have_pre, have_post;
+    uint64_t pre_size;
+    int64_t pre_mtime_ns, pre_ctime_ns;
+    dbfs_attr post;
+} dbfs_wcc;
+
+/* The caller, as AUTH_SYS describes it (after any squashing). */
+typedef struct {
+    uint32_t uid, gid;
+    uint32_t ngroups;
+    uint32_t groups[DBFS_NGROUPS_MAX];
+} dbfs_cred;
+
+/* Attributes to set: DBFS_SET_* bits in `set` say which fields count. */
+enum {
+    DBFS_SET_MODE = 1u << 0,
+    DBFS_SET_UID = 1u << 1,
+    DBFS_SET_GID = 1u << 2,
+    DBFS_SET_SIZE = 1u << 3,
+    DBFS_SET_ATIME = 1u << 4,     /* to atime_ns */
+    DBFS_SET_ATIME_NOW = 1u << 5, /* to the server's time */
+    DBFS_SET_MTIME = 1u << 6,
+    DBFS_SET_MTIME_NOW = 1u << 7,
+};
+typedef struct {
+    unsigned set;
+    uint32_t mode, uid, gid;
+    uint64_t size;
+    int64_t atime_ns, mtime_ns;
+} dbfs_sattr;
+
+/* ACCESS bits (same meaning as RFC 1813 ACCESS3_*). */
+enum {
+    DBFS_ACCESS_READ = 0x01,
+    DBFS_ACCESS_LOOKUP = 0x02,
+    DBFS_ACCESS_MODIFY = 0x04,
+    DBFS_ACCESS_EXTEND = 0x08,
+    DBFS_ACCESS_DELETE = 0x10,
+    DBFS_ACCESS_EXECUTE = 0x20,
+};
+
+typedef enum {
+    DBFS_CREATE_UNCHECKED = 0,
+    DBFS_CREATE_GUARDED = 1,
+    DBFS_CREATE_EXCLUSIVE = 2
+} dbfs_createmode;
+
+typedef enum { DBFS_UNSTABLE = 0, DBFS_DATA_SYNC = 1, DBFS_FILE_SYNC = 2 } dbfs_stable;
+
+typedef enum { DBFS_STORAGE_SINGLE, DBFS_STORAGE_INVERSION, DBFS_STORAGE_HYBRID } dbfs_storage;
+typedef enum { DBFS_ENC_BINARY, DBFS_ENC_BASE64 } dbfs_encoding;
+
+/* What a file system is, as recorded in the database by mkfs. */
+typedef struct {
+    uint64_t fsid;
+    uint32_t chunk_size;
+    dbfs_storage storage;
+    dbfs_encoding encoding;
+    int schema_version;
+    unsigned char secret[DBFS_SECRET_LEN]; /* handle MAC key */
+    uint32_t root_gen;
+} dbfs_info;
+
+typedef struct {
+    const char *conninfo; /* libpq connection string; never NULL */
+    /* Time-of-access policy for reads: true = relatime (atime moves when it
+     * is older than mtime/ctime or a day old), false = noatime. */
+    bool relatime;
+    /* A local directory on the file system that holds the database (the
+     * embedded cluster's data directory), for FSSTAT space figures; NULL
+     * when the database is remote (then space is reported from the
+     * database's own size and a configured-free figure is unknown). */
+    const char *space_path;
+} dbfs_config;
+
+typedef struct {
+    uint64_t tbytes, fbytes, abytes;
+    uint64_t tfiles, ffiles, afiles;
+} dbfs_fsstat;
+
+typedef struct {
+    uint64_t cookie; /* position after this entry; pass back to continue */
+    uint64_t ino;
+    char *name; /* NUL-terminated */
+    bool has_attr;
+    dbfs_attr attr; /* only with plus (and has_attr) */
+} dbfs_dirent;
+
+/* Options for dbfs_mkfs(). Zero-initialize, then set what differs. */
+typedef struct {
+    dbfs_storage storage;   /* default SINGLE */
+    uint32_t chunk_size;    /* 0 = 8192 */
+    dbfs_encoding encoding; /* default BINARY */
+    uint32_t root_uid, root_gid;
+    uint32_t root_mode; /* 0 = 0755 */
+    bool force;         /* replace an existing file system */
+} dbfs_mkfs_opts;
+
+/* --- life cycle ------------------------------------------------------- */
+
+/*
+ * dbfs_mkfs -- create a file system in the database `conninfo` names.
+ * Applies every schema file in one transaction and creates the root.
+ * Returns 0, -EEXIST if a file system is there and !opts->force, -EINVAL
+ * for bad options, or -EIO/-EAGAIN with a log line saying why.
+ */
+int dbfs_mkfs(const char *conninfo, const dbfs_mkfs_opts *opts);
+
+/*
+ * dbfs_open -- attach to an existing file system: reads its facts, and
+ * upgrades the schema if it is older than this build's. Returns 0 and
+ * *out, or -ENOENT (no file system: run mkfs), -EPROTO (schema newer than
+ * this build), -EAGAIN (database unreachable), -EIO.
+ */
+int dbfs_open(const dbfs_config *cfg, dbfs **out);
+void dbfs_close(dbfs *fs);
+const dbfs_info *dbfs_get_info(const dbfs *fs);
+
+/*
+ * dbfs_conn_open -- a connection for one worker thread, with its statements
+ * prepared. Returns 0 and *out, or -EAGAIN/-EIO. A connection that breaks
+ * later is reset by the next call that uses it.
+ */
+int dbfs_conn_open(dbfs *fs, dbfs_conn **out);
+void dbfs_conn_close(dbfs_conn *c);
+
+/* Database round trips made on this connection since it was opened. */
+uint64_t dbfs_conn_round_trips(const dbfs_conn *c);
+
+/* --- permission rule (shared by dbfs and its tests) -------------------- */
+
+/*
+ * dbfs_perm_allows -- does `cred` get `want` (a mask of R=4, W=2, X=1) on a
+ * file with attributes `a`? Root gets read and write always, execute if any
+ * x bit is set or the file is a directory. Cannot fail.
+ */
+bool dbfs_perm_allows(const dbfs_attr *a, const dbfs_cred *cred, unsigned want);
+
+/* --- attributes (RFC 1813 3.3.1, 3.3.2, 3.3.4) ------------------------- */
+
+int dbfs_getattr(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out);
+
+/*
+ * dbfs_setattr -- change attributes with POSIX (Linux) rules: chmod by
+ * owner/root, chown by root (owner may change group to one of his), size
+ * needs write permission, times as utimes(2). Truncation drops and trims
+ * chunks. guard_ctime_ns, when not NULL, must equal the current ctime or the
+ * call fails with -EBADMSG and changes nothing.
+ */
+int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sattr *sa,
+                 const int64_t *guard_ctime_ns, dbfs_wcc *wcc);
+
+/*
+ * dbfs_access -- which of `want` (DBFS_ACCESS_*) the caller has; *granted
+ * is a subset of want. *attr is filled on success.
+ */
+int dbfs_access(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint32_t want,
+                uint32_t *granted, dbfs_attr *attr);
+
+/* --- names (3.3.3, 3.3.8 - 3.3.15) -------------------------------------- */
+
+/*
+ * dbfs_lookup -- find `name` in directory `dir` ("." and ".." included;
+ * ".." of the root is the root). Needs search permission on dir.
+ * *obj filled on success; *dir_attr filled whenever dir could be read.
+ */
+int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+                dbfs_attr *obj, dbfs_attr_opt *dir_attr);
+
+/*
+ * dbfs_create -- create a regular file. UNCHECKED: an existing regular file
+ * is opened (and truncated if sa sets size); GUARDED: -EEXIST if the name
+ * exists; EXCLUSIVE: `verf` is stored with the file; the same verifier on a
+ * retry succeeds, another one is -EEXIST. sa may be NULL (EXCLUSIVE); a
+ * mode it does not set defaults to 0644 (the client follows an EXCLUSIVE
+ * create with SETATTR).
+ */
+int dbfs_create(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+                dbfs_createmode how, const dbfs_sattr *sa, uint64_t verf, dbfs_attr *obj,
+                dbfs_wcc *dir_wcc);
+int dbfs_mkdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+               const dbfs_sattr *sa, dbfs_attr *obj, dbfs_wcc *dir_wcc);
+int dbfs_symlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+                 const char *target, const dbfs_sattr *sa, dbfs_attr *obj, dbfs_wcc *dir_wcc);
+/* type is DBFS_CHR, DBFS_BLK, DBFS_SOCK or DBFS_FIFO; else -EINVAL. */
+int dbfs_mknod(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+               dbfs_type type, uint32_t major, uint32_t minor, const dbfs_sattr *sa,
+               dbfs_attr *obj, dbfs_wcc *dir_wcc);
+int dbfs_remove(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+                dbfs_wcc *dir_wcc);
+int dbfs_rmdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+               dbfs_wcc *dir_wcc);
+int dbfs_rename(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh from_dir, const char *from_name,
+                dbfs_fh to_dir, const char *to_name, dbfs_wcc *from_wcc, dbfs_wcc *to_wcc);
+int dbfs_link(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh file, dbfs_fh dir, const char *name,
+              dbfs_attr_opt *file_attr, dbfs_wcc *dir_wcc);
+
+/*
+ * dbfs_readlink -- *target is malloc'd and NUL-terminated; caller frees it
+ * with free(). -EINVAL if fh is not a symbolic link.
+ */
+int dbfs_readlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, char **target,
+                  dbfs_attr *attr);
+
+/*
+ * dbfs_readdir -- up to max_entries entries of `dir` after position
+ * `cookie` (0 = from the start; "." and ".." come first, cookies 1 and 2).
+ * Cookies are stable: an entry keeps its cookie while it exists, new
+ * entries get larger ones, so a listing interrupted by changes resumes
+ * where it was. plus fills each entry's attributes. Returns 0 with
+ * *entries (free with dbfs_dirents_free) and *n; *eof is true when no
+ * entries remain after the last one returned. Needs read permission.
+ */
+int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cookie,
+                 uint32_t max_entries, bool plus, dbfs_dirent **entries, size_t *n, bool *eof,
+                 dbfs_attr_opt *dir_attr);
+void dbfs_dirents_free(dbfs_dirent *entries, size_t n);
+
+/* --- data (3.3.6, 3.3.7, 3.3.21) ----------------------------------------- */
+
+/*
+ * dbfs_read -- read up to count bytes at off into buf (caller's, at least
+ * count bytes). Holes read as zeros. *nread may be short only at end of
+ * file; *eof says whether off + *nread reached the end. Needs read
+ * permission (the owner always may, as NFS servers allow).
+ */
+int dbfs_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, uint32_t count,
+              void *buf, uint32_t *nread, bool *eof, dbfs_attr_opt *attr);
+
+/*
+ * dbfs_write -- write len bytes at off. Needs write permission (the owner
+ * always may). Clears setuid/setgid for a non-root writer. *committed says
+ * what stability was reached (never less than `how`).
+ */
+int dbfs_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, const void *data,
+               uint32_t len, dbfs_stable how, dbfs_stable *committed, dbfs_wcc *wcc);
+
+/* dbfs_commit -- make writes in [off, off+count) durable (count 0 = all). */
+int dbfs_commit(dbfs_conn *c, dbfs_fh fh, uint64_t off, uint32_t count, dbfs_wcc *wcc);
+
+int dbfs_fsstat(dbfs_conn *c, dbfs_fsstat *out);
+
+#endif /* PGNFS_DBFS_H */

@@ -1,0 +1,88 @@
+/*
+ * cfg.h -- pgnfs configuration: one GKeyFile (pgnfs.conf), every key also
+ * settable on the command line (--set group.key=value, plus shortcuts) and
+ * by environment (PGNFS_GROUP_KEY=value, e.g. PGNFS_DATABASE_CONNINFO).
+ *
+ * Precedence, lowest to highest: built-in defaults, the file, environment,
+ * command line. Unknown groups or keys, and values that do not parse, are
+ * errors that name the key and what is wrong.
+ *
+ * NOTES
+ *   A cfg is immutable once loaded; all strings are owned by it and freed
+ *   by cfg_free().
+ */
+#ifndef PGNFS_CFG_H
+#define PGNFS_CFG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dbfs.h"
+
+/* One client pattern of an export line: "10.0.0.0/8(rw,no_root_squash)". */
+typedef enum { CFG_CLIENT_ANY, CFG_CLIENT_NET, CFG_CLIENT_HOST } cfg_client_kind;
+
+typedef struct {
+    cfg_client_kind kind;
+    int family;            /* AF_INET or AF_INET6 (CFG_CLIENT_NET) */
+    unsigned char addr[16];
+    unsigned prefix;       /* prefix length in bits */
+    char *host;            /* CFG_CLIENT_HOST: a host name, resolved per check */
+    bool rw;               /* default false (ro) */
+    bool root_squash;      /* default true */
+    bool all_squash;       /* default false */
+    bool secure;           /* default false: privileged source port required if true */
+    uint32_t anonuid, anongid; /* default 65534 */
+} cfg_client;
+
+typedef struct {
+    char *path;            /* "/" or an absolute path inside the file system */
+    cfg_client *clients;
+    unsigned nclients;
+} cfg_export;
+
+typedef struct {
+    /* [database] */
+    char *conninfo;        /* "" = the embedded private cluster */
+    /* [embedded] */
+    char *data_dir;        /* default "./pgnfs-data" */
+    char *pg_bindir;       /* "" = find initdb/pg_ctl */
+    char *pg_user;         /* OS user the cluster runs as when started by root; default "postgres" */
+    /* [server] */
+    char *listen;          /* address; default "0.0.0.0" */
+    unsigned port;         /* NFS and MOUNT, TCP and UDP; default 2049 */
+    unsigned threads;      /* worker threads = database connections; default 4 */
+    bool udp;              /* default true */
+    bool rpcbind;          /* register with a running rpcbind; default true */
+    unsigned max_connections; /* TCP clients at once; default 1024 */
+    unsigned drc_entries;  /* duplicate request cache size; default 4096 */
+    /* [log] */
+    char *log_level;       /* error, warning, info, debug; default info */
+    /* [storage] (used by mkfs; checked against the database at start) */
+    char *storage;         /* single, inversion, hybrid; default single */
+    unsigned chunk_size;   /* default 8192 */
+    char *encoding;        /* binary, base64; default binary */
+    bool relatime;         /* default true */
+    /* [exports] */
+    cfg_export *exports;
+    unsigned nexports;
+} cfg;
+
+/*
+ * cfg_load -- build a configuration from defaults, `path` (may be NULL: no
+ * file), the environment and `overrides` (NULL-terminated "group.key=value"
+ * strings, may be NULL). Returns the cfg, or NULL with *err set to a
+ * malloc'd message naming the file, key and problem (caller frees).
+ */
+cfg *cfg_load(const char *path, const char *const *overrides, char **err);
+void cfg_free(cfg *c);
+
+/*
+ * cfg_parse_exports -- parse one export line "PATH CLIENT(OPTS) CLIENT(OPTS)
+ * ..." into *out (caller frees with cfg_export_clear). Returns 0, or -1 with
+ * *err set (caller frees).
+ */
+int cfg_parse_export(const char *path, const char *spec, cfg_export *out, char **err);
+void cfg_export_clear(cfg_export *e);
+
+#endif /* PGNFS_CFG_H */

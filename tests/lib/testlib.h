@@ -1,0 +1,51 @@
+/*
+ * testlib.h -- fixtures shared by the test programs: a throw-away PostgreSQL
+ * cluster per test program, fresh databases, and a running pgnfs server.
+ *
+ * NOTES
+ *   Everything a fixture starts is stopped and removed at process exit
+ *   (atexit), also when a test fails. Failures to set up abort the test
+ *   program with a message that says what is missing.
+ *   Set PGNFS_TEST_KEEP=1 to keep temporary directories for inspection.
+ */
+#ifndef PGNFS_TESTLIB_H
+#define PGNFS_TESTLIB_H
+
+#include <stdbool.h>
+
+/* The conninfo of this program's private cluster, started on first call. */
+const char *tl_cluster_conninfo(void);
+
+/*
+ * tl_fresh_db -- create an empty database in the private cluster and return
+ * its conninfo (g_free it). Every call gives a new database.
+ */
+char *tl_fresh_db(void);
+
+/* tl_fresh_fs -- tl_fresh_db() with dbfs_mkfs() applied (default options,
+ * root directory owned by root, mode 0777 so unprivileged test uids can
+ * work in it). g_free the result. */
+char *tl_fresh_fs(void);
+
+typedef struct tl_server tl_server;
+
+/*
+ * tl_server_start -- run `pgnfs serve` (from this build) on a free port with
+ * a fresh data directory and the given extra configuration (NULL-terminated
+ * "group.key=value" strings, may be NULL); returns once it answers MOUNT
+ * NULL. The default export is "/" for 127.0.0.1 with rw,no_root_squash, and
+ * the root directory is mode 0777.
+ */
+tl_server *tl_server_start(const char *const *overrides);
+/* Stop the server (SIGTERM) and start it again on the same data and port. */
+void tl_server_restart(tl_server *s);
+/* SIGKILL the server, then start it again (crash recovery tests). */
+void tl_server_crash_restart(tl_server *s);
+unsigned tl_server_port(const tl_server *s);
+/* "nfs://127.0.0.1/<path>?nfsport=P&mountport=P&version=3" (g_free it). */
+char *tl_server_url(const tl_server *s, const char *path);
+/* The conninfo of the server's database (for tests that inspect it). */
+const char *tl_server_conninfo(const tl_server *s);
+void tl_server_stop(tl_server *s);
+
+#endif
