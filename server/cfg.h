@@ -78,6 +78,17 @@ cfg *cfg_load(const char *path, const char *const *overrides, char **err);
 void cfg_free(cfg *c);
 
 /*
+ * cfg_from_cmdline -- the configuration a program's command line asks for:
+ * removes the options it knows from *argc/*argv (--config FILE, --set
+ * GROUP.KEY=VALUE, and the shortcuts --port N, --listen ADDR, --data DIR,
+ * --conninfo STR, --threads N, --log-level LEVEL, --export "PATH SPEC")
+ * and calls cfg_load(). Returns the cfg, or NULL with *err set (caller
+ * frees) for an unknown value or a file that does not load. Options it does
+ * not know are left in argv for the caller.
+ */
+cfg *cfg_from_cmdline(int *argc, char ***argv, char **err);
+
+/*
  * cfg_parse_exports -- parse one export line "PATH CLIENT(OPTS) CLIENT(OPTS)
  * ..." into *out (caller frees with cfg_export_clear). Returns 0, or -1 with
  * *err set (caller frees).

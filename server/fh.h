@@ -33,9 +33,10 @@ void fh_encode(const dbfs_info *info, unsigned export_index, dbfs_fh fh,
                unsigned char out[FH_SIZE]);
 
 /*
- * fh_decode -- check and unpack a handle. Returns 0; -EBADMSG if the length,
+ * fh_decode -- check and unpack a handle. Returns 0; -EBADF if the length,
  * version or MAC is wrong (NFS3ERR_BADHANDLE); -ESTALE if it is well formed
- * but for another file system (fsid differs).
+ * but for another file system (fsid differs). Whether the inode and
+ * generation still exist is for dbfs to say (-ESTALE).
  */
 int fh_decode(const dbfs_info *info, const void *data, size_t len, fh_decoded *out);
 
