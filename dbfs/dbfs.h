@@ -258,8 +258,8 @@ int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sat
  * dbfs_access -- which of `want` (DBFS_ACCESS_*) the caller has; *granted
  * is a subset of want. *attr is filled on success.
  */
-int dbfs_access(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint32_t want,
-                uint32_t *granted, dbfs_attr *attr);
+int dbfs_access(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint32_t want, uint32_t *granted,
+                dbfs_attr *attr);
 
 /* --- names (3.3.3, 3.3.8 - 3.3.15) -------------------------------------- */
 
@@ -268,8 +268,8 @@ int dbfs_access(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint32_t want,
  * ".." of the root is the root). Needs search permission on dir.
  * *obj filled on success; *dir_attr filled whenever dir could be read.
  */
-int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
-                dbfs_attr *obj, dbfs_attr_opt *dir_attr);
+int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name, dbfs_attr *obj,
+                dbfs_attr_opt *dir_attr);
 
 /*
  * dbfs_create -- create a regular file. UNCHECKED: an existing regular file
@@ -287,9 +287,9 @@ int dbfs_mkdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *nam
 int dbfs_symlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
                  const char *target, const dbfs_sattr *sa, dbfs_attr *obj, dbfs_wcc *dir_wcc);
 /* type is DBFS_CHR, DBFS_BLK, DBFS_SOCK or DBFS_FIFO; else -EINVAL. */
-int dbfs_mknod(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
-               dbfs_type type, uint32_t major, uint32_t minor, const dbfs_sattr *sa,
-               dbfs_attr *obj, dbfs_wcc *dir_wcc);
+int dbfs_mknod(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name, dbfs_type type,
+               uint32_t major, uint32_t minor, const dbfs_sattr *sa, dbfs_attr *obj,
+               dbfs_wcc *dir_wcc);
 int dbfs_remove(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
                 dbfs_wcc *dir_wcc);
 int dbfs_rmdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
@@ -303,8 +303,7 @@ int dbfs_link(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh file, dbfs_fh dir, co
  * dbfs_readlink -- *target is malloc'd and NUL-terminated; caller frees it
  * with free(). -EINVAL if fh is not a symbolic link.
  */
-int dbfs_readlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, char **target,
-                  dbfs_attr *attr);
+int dbfs_readlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, char **target, dbfs_attr *attr);
 
 /*
  * dbfs_readdir -- up to max_entries entries of `dir` after position

@@ -9,9 +9,9 @@
 #define PGNFS_SCHEMA_FILES_H
 
 typedef struct {
-    const char *name;   /* file name, e.g. "001_base.sql" */
-    int version;        /* NNN for migrations; 0 for function files */
-    const char *sql;    /* the file's text */
+    const char *name; /* file name, e.g. "001_base.sql" */
+    int version;      /* NNN for migrations; 0 for function files */
+    const char *sql;  /* the file's text */
 } schema_file;
 
 /* Migrations in ascending version order, then function files by name. */

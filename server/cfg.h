@@ -24,45 +24,45 @@ typedef enum { CFG_CLIENT_ANY, CFG_CLIENT_NET, CFG_CLIENT_HOST } cfg_client_kind
 
 typedef struct {
     cfg_client_kind kind;
-    int family;            /* AF_INET or AF_INET6 (CFG_CLIENT_NET) */
+    int family; /* AF_INET or AF_INET6 (CFG_CLIENT_NET) */
     unsigned char addr[16];
-    unsigned prefix;       /* prefix length in bits */
-    char *host;            /* CFG_CLIENT_HOST: a host name, resolved per check */
-    bool rw;               /* default false (ro) */
-    bool root_squash;      /* default true */
-    bool all_squash;       /* default false */
-    bool secure;           /* default false: privileged source port required if true */
+    unsigned prefix;           /* prefix length in bits */
+    char *host;                /* CFG_CLIENT_HOST: a host name, resolved per check */
+    bool rw;                   /* default false (ro) */
+    bool root_squash;          /* default true */
+    bool all_squash;           /* default false */
+    bool secure;               /* default false: privileged source port required if true */
     uint32_t anonuid, anongid; /* default 65534 */
 } cfg_client;
 
 typedef struct {
-    char *path;            /* "/" or an absolute path inside the file system */
+    char *path; /* "/" or an absolute path inside the file system */
     cfg_client *clients;
     unsigned nclients;
 } cfg_export;
 
 typedef struct {
     /* [database] */
-    char *conninfo;        /* "" = the embedded private cluster */
+    char *conninfo; /* "" = the embedded private cluster */
     /* [embedded] */
-    char *data_dir;        /* default "./pgnfs-data" */
-    char *pg_bindir;       /* "" = find initdb/pg_ctl */
-    char *pg_user;         /* OS user the cluster runs as when started by root; default "postgres" */
+    char *data_dir;  /* default "./pgnfs-data" */
+    char *pg_bindir; /* "" = find initdb/pg_ctl */
+    char *pg_user;   /* OS user the cluster runs as when started by root; default "postgres" */
     /* [server] */
-    char *listen;          /* address; default "0.0.0.0" */
-    unsigned port;         /* NFS and MOUNT, TCP and UDP; default 2049 */
-    unsigned threads;      /* worker threads = database connections; default 4 */
-    bool udp;              /* default true */
-    bool rpcbind;          /* register with a running rpcbind; default true */
+    char *listen;             /* address; default "0.0.0.0" */
+    unsigned port;            /* NFS and MOUNT, TCP and UDP; default 2049 */
+    unsigned threads;         /* worker threads = database connections; default 4 */
+    bool udp;                 /* default true */
+    bool rpcbind;             /* register with a running rpcbind; default true */
     unsigned max_connections; /* TCP clients at once; default 1024 */
-    unsigned drc_entries;  /* duplicate request cache size; default 4096 */
+    unsigned drc_entries;     /* duplicate request cache size; default 4096 */
     /* [log] */
-    char *log_level;       /* error, warning, info, debug; default info */
+    char *log_level; /* error, warning, info, debug; default info */
     /* [storage] (used by mkfs; checked against the database at start) */
-    char *storage;         /* single, inversion, hybrid; default single */
-    unsigned chunk_size;   /* default 8192 */
-    char *encoding;        /* binary, base64; default binary */
-    bool relatime;         /* default true */
+    char *storage;       /* single, inversion, hybrid; default single */
+    unsigned chunk_size; /* default 8192 */
+    char *encoding;      /* binary, base64; default binary */
+    bool relatime;       /* default true */
     /* [exports] */
     cfg_export *exports;
     unsigned nexports;

@@ -11,9 +11,13 @@
  * directory; the socket directory stays private to that user and root.
  *
  * Layout under DATA_DIR:
- *   DATA_DIR/pg/        the PostgreSQL data directory
- *   DATA_DIR/pg/socket/ the Unix socket directory
- *   DATA_DIR/pg.log     the server log
+ *   DATA_DIR/pg/                 the PostgreSQL data directory
+ *   DATA_DIR/pg/socket/          the Unix socket directory
+ *   DATA_DIR/pg/postgresql.log   the server log
+ *   DATA_DIR/pgnfs.lock          held (flock) while a pgnfs process drives it
+ *
+ * The cluster has one database for the file system, "pgnfs", owned by the
+ * cluster user, who connects over the socket without a password.
  */
 #ifndef PGNFS_EMB_H
 #define PGNFS_EMB_H
@@ -33,13 +37,14 @@ typedef struct {
 
 /*
  * emb_start -- create the cluster if DATA_DIR/pg does not exist, then start it
- * (or adopt it if it is already running from this directory) and wait until
- * it accepts connections. Returns the cluster, or NULL with *err set to a
+ * (or adopt it if it is already running from this directory, e.g. after a
+ * crash of the previous pgnfs) and wait until it accepts connections; make
+ * sure the "pgnfs" database exists. Returns the cluster, or NULL with *err set to a
  * malloc'd message that says what failed and what to do (caller frees).
  */
 emb_cluster *emb_start(const emb_opts *opts, char **err);
 
-/* A libpq conninfo for the cluster's "postgres" database (owned by c). */
+/* A libpq conninfo for the cluster's "pgnfs" database (owned by c). */
 const char *emb_conninfo(const emb_cluster *c);
 
 /*
