@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# deps.sh -- install the Debian packages pgnfs needs to build, serve and test,
+# skipping those already installed. Run as root or with sudo available.
+#   scripts/deps.sh          build + serve
+#   scripts/deps.sh --test   also what the test suite and benchmarks need
+set -euo pipefail
+
+pkgs=(
+  build-essential cmake ninja-build pkg-config
+  libpq-dev libtirpc-dev rpcsvc-proto libglib2.0-dev libssl-dev
+  postgresql-15 postgresql-client-15
+  libnfs-dev libnfs-utils
+)
+if [[ "${1:-}" == "--test" ]]; then
+  pkgs+=(clang-format gnuplot-nox iproute2 procps)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "pgnfs: installing ${missing[*]}" >&2
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "pgnfs: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+# Debian's postgresql packages start a system cluster on port 5432; pgnfs
+# does not use it (it runs its own cluster on a private Unix socket).
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
