@@ -177,10 +177,11 @@ typedef struct {
     const char *space_path;
 } dbfs_config;
 
+/* FSSTAT figures (the type has its own name: dbfs_fsstat is the call). */
 typedef struct {
     uint64_t tbytes, fbytes, abytes;
     uint64_t tfiles, ffiles, afiles;
-} dbfs_fsstat;
+} dbfs_fsstat_res;
 
 typedef struct {
     uint64_t cookie; /* position after this entry; pass back to continue */
@@ -341,6 +342,6 @@ int dbfs_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, co
 /* dbfs_commit -- make writes in [off, off+count) durable (count 0 = all). */
 int dbfs_commit(dbfs_conn *c, dbfs_fh fh, uint64_t off, uint32_t count, dbfs_wcc *wcc);
 
-int dbfs_fsstat(dbfs_conn *c, dbfs_fsstat *out);
+int dbfs_fsstat(dbfs_conn *c, dbfs_fsstat_res *out);
 
 #endif /* PGNFS_DBFS_H */

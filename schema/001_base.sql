@@ -25,7 +25,10 @@ CREATE TABLE pgnfs_fs (
     encoding       text NOT NULL DEFAULT 'binary'
                    CHECK (encoding IN ('binary', 'base64')),
     handle_secret  bytea NOT NULL CHECK (length(handle_secret) >= 32),
-    created        timestamptz NOT NULL DEFAULT now()
+    created        timestamptz NOT NULL DEFAULT now(),
+    -- The digest of the function files (schema/functions/*.sql) last applied:
+    -- a server whose build carries another digest re-applies them at start.
+    functions_digest text
 );
 
 -- Inode numbers are never reused; generation guards handles all the same
@@ -77,3 +80,28 @@ CREATE TABLE allfiles (
 );
 -- Chunk data is mostly incompressible: skip pglz, keep TOAST out of line.
 ALTER TABLE allfiles ALTER COLUMN data SET STORAGE EXTERNAL;
+
+-- What the metadata functions (schema/functions/) return: one row per object
+-- they report on. status is 0 or a positive (Linux) errno and is the same in
+-- every row of one call; role says which object and phase the attributes
+-- describe: 0 none (attributes NULL), 1 the object, 2 the (first) directory
+-- or, for setattr, the object before the change, 3 the same after it,
+-- 4 and 5 the second directory (rename) before and after.
+CREATE TYPE pgnfs_result AS (
+    status     int,
+    role       smallint,
+    inode      bigint,
+    generation int,
+    type       smallint,
+    mode       int,
+    nlink      int,
+    uid        bigint,
+    gid        bigint,
+    size       bigint,
+    rdev_major int,
+    rdev_minor int,
+    atime      bigint,
+    mtime      bigint,
+    ctime      bigint,
+    change     bigint
+);

@@ -2,7 +2,7 @@
  * schema_files.h -- the SQL files of schema/, compiled into the binary so an
  * installed pgnfs needs no data files. Generated at build time by
  * schema/embed.cmake from schema/NNN_*.sql (migrations, applied once each in
- * numeric order) and schema/functions/*.sql (CREATE OR REPLACE definitions,
+ * numeric order) and schema/functions/NAME.sql (CREATE OR REPLACE definitions,
  * applied by mkfs and whenever a server finds them out of date).
  */
 #ifndef PGNFS_SCHEMA_FILES_H

@@ -1,0 +1,245 @@
+/*
+ * dbfs_attr.c -- attributes: the permission rule, GETATTR, SETATTR,
+ * ACCESS, READLINK and FSSTAT (RFC 1813 3.3.1, 3.3.2, 3.3.4, 3.3.5,
+ * 3.3.18).
+ *
+ * NOTES
+ *   Reads are one prepared SELECT each; their permission checks happen
+ *   here, on the attributes the SELECT returned, with dbfs_perm_allows().
+ *   SETATTR is the PL/pgSQL function pgnfs_setattr (30_setattr.sql), which
+ *   holds the same rule as pgnfs_may(). Every call is one round trip.
+ *   Output structs may be NULL when the caller does not want them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include <glib.h>
+
+#include "dbfs_int.h"
+
+/* What FSSTAT reports as free when it cannot know (no space_path for
+ * bytes; always for files, which only the database's size limits). */
+#define DBFS_FREE_BYTES_UNKNOWN (UINT64_C(1) << 50)
+#define DBFS_FREE_FILES         (UINT64_C(1) << 40)
+
+/*
+ * dbfs_perm_allows -- the permission rule (see dbfs.h); the SQL function
+ * pgnfs_may (10_common.sql) is the same rule, and test_attr checks that they
+ * agree. Cannot fail.
+ */
+bool dbfs_perm_allows(const dbfs_attr *a, const dbfs_cred *cred, unsigned want)
+{
+    unsigned bits;
+
+    want &= 7;
+    if (cred->uid == 0)
+        return !(want & 1) || a->type == DBFS_DIR || (a->mode & 0111);
+    if (cred->uid == a->uid) {
+        bits = a->mode >> 6;
+    } else {
+        bool member = cred->gid == a->gid;
+
+        for (uint32_t i = 0; !member && i < cred->ngroups && i < DBFS_NGROUPS_MAX; i++)
+            member = cred->groups[i] == a->gid;
+        bits = member ? a->mode >> 3 : a->mode;
+    }
+    return (bits & want) == want;
+}
+
+/* Run a statement keyed by (ino, gen). *res on success (caller clears);
+ * -ESTALE when no row came back. */
+static int dbfs_by_handle(dbfs_conn *c, dbfs_stmt id, dbfs_fh fh, PGresult **res)
+{
+    dbfs_params p;
+    int rc;
+
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)fh.ino);
+    dbfs_param_i4(&p, (int32_t)fh.gen);
+    rc = dbfs_exec(c, id, &p, res);
+    if (rc == 0 && PQntuples(*res) == 0) {
+        PQclear(*res);
+        *res = NULL;
+        rc = -ESTALE;
+    }
+    return rc;
+}
+
+/*
+ * dbfs_getattr -- the attributes of fh. Returns 0 and *out, -ESTALE if the
+ * inode and generation no longer exist, or -EAGAIN/-EIO. One round trip.
+ */
+int dbfs_getattr(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out)
+{
+    PGresult *r = NULL;
+    int rc = dbfs_by_handle(c, DBFS_ST_GETATTR, fh, &r);
+
+    if (rc == 0 && out)
+        dbfs_get_attr(r, 0, 0, out);
+    PQclear(r);
+    return rc;
+}
+
+/*
+ * dbfs_setattr -- see dbfs.h. Sizes over DBFS_MAX_FILESIZE are -EFBIG
+ * before any round trip; the rest is pgnfs_setattr's (one round trip),
+ * whose rules its comment lists. wcc holds the attributes before and after
+ * (both equal on failure) whenever the file exists.
+ */
+int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sattr *sa,
+                 const int64_t *guard_ctime_ns, dbfs_wcc *wcc)
+{
+    dbfs_params p;
+    dbfs_fnres f;
+    PGresult *r = NULL;
+    int rc;
+
+    if (wcc)
+        memset(wcc, 0, sizeof *wcc);
+    if ((sa->set & DBFS_SET_SIZE) && sa->size > (uint64_t)DBFS_MAX_FILESIZE)
+        return -EFBIG;
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)fh.ino);
+    dbfs_param_i4(&p, (int32_t)fh.gen);
+    dbfs_param_cred(&p, cred);
+    dbfs_param_i8(&p, dbfs_now_ns());
+    dbfs_param_i4(&p, (int32_t)sa->set);
+    dbfs_param_i4(&p, (int32_t)(sa->mode & 07777));
+    dbfs_param_i8(&p, sa->uid);
+    dbfs_param_i8(&p, sa->gid);
+    dbfs_param_i8(&p, (int64_t)((sa->set & DBFS_SET_SIZE) ? sa->size : 0));
+    dbfs_param_i8(&p, sa->atime_ns);
+    dbfs_param_i8(&p, sa->mtime_ns);
+    if (guard_ctime_ns)
+        dbfs_param_i8(&p, *guard_ctime_ns);
+    else
+        dbfs_param_null(&p);
+    rc = dbfs_exec(c, DBFS_ST_SETATTR, &p, &r);
+    if (rc == 0)
+        rc = dbfs_fnres_parse(r, "setattr", &f);
+    if (rc == 0) {
+        dbfs_wcc_from(wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);
+        rc = f.status;
+    }
+    PQclear(r);
+    return rc;
+}
+
+/*
+ * dbfs_access -- see dbfs.h. The bits follow Linux nfsd: on a directory
+ * READ needs r, LOOKUP x, MODIFY, EXTEND and DELETE w and x; on anything
+ * else READ needs r, MODIFY and EXTEND w, EXECUTE x (LOOKUP and DELETE are
+ * never granted there, nor EXECUTE on a directory). Returns 0, -ESTALE,
+ * -EAGAIN or -EIO. One round trip.
+ */
+int dbfs_access(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint32_t want, uint32_t *granted,
+                dbfs_attr *attr)
+{
+    dbfs_attr a;
+    uint32_t g = 0;
+    int rc = dbfs_getattr(c, fh, &a);
+
+    if (rc != 0)
+        return rc;
+    if ((want & DBFS_ACCESS_READ) && dbfs_perm_allows(&a, cred, 4))
+        g |= DBFS_ACCESS_READ;
+    if (a.type == DBFS_DIR) {
+        if ((want & DBFS_ACCESS_LOOKUP) && dbfs_perm_allows(&a, cred, 1))
+            g |= DBFS_ACCESS_LOOKUP;
+        if (dbfs_perm_allows(&a, cred, 3))
+            g |= want & (DBFS_ACCESS_MODIFY | DBFS_ACCESS_EXTEND | DBFS_ACCESS_DELETE);
+    } else {
+        if (dbfs_perm_allows(&a, cred, 2))
+            g |= want & (DBFS_ACCESS_MODIFY | DBFS_ACCESS_EXTEND);
+        if ((want & DBFS_ACCESS_EXECUTE) && dbfs_perm_allows(&a, cred, 1))
+            g |= DBFS_ACCESS_EXECUTE;
+    }
+    if (granted)
+        *granted = g;
+    if (attr)
+        *attr = a;
+    return 0;
+}
+
+/*
+ * dbfs_readlink -- see dbfs.h. Needs no permission (as readlink(2)).
+ * Returns 0 with *target (malloc'd, caller frees) and *attr, -EINVAL if fh
+ * is not a symbolic link, -ESTALE, -ENOMEM, -EAGAIN or -EIO. One round
+ * trip.
+ */
+int dbfs_readlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, char **target, dbfs_attr *attr)
+{
+    PGresult *r = NULL;
+    dbfs_attr a;
+    size_t len;
+    int rc;
+
+    (void)cred;
+    *target = NULL;
+    rc = dbfs_by_handle(c, DBFS_ST_READLINK, fh, &r);
+    if (rc != 0)
+        goto out;
+    dbfs_get_attr(r, 0, 0, &a);
+    if (attr)
+        *attr = a;
+    if (a.type != DBFS_LNK || dbfs_get_null(r, 0, DBFS_ATTR_NCOLS)) {
+        rc = -EINVAL;
+        goto out;
+    }
+    len = (size_t)PQgetlength(r, 0, DBFS_ATTR_NCOLS);
+    *target = malloc(len + 1);
+    if (!*target) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    memcpy(*target, PQgetvalue(r, 0, DBFS_ATTR_NCOLS), len);
+    (*target)[len] = 0;
+out:
+    PQclear(r);
+    return rc;
+}
+
+/*
+ * dbfs_fsstat -- space and file counts. With a space_path, bytes come
+ * from statvfs of it (the disk the database lives on); without one, the
+ * database's size is reported as used and DBFS_FREE_BYTES_UNKNOWN (1 PiB)
+ * as free. Files: the used count is the planner's estimate of fileatt rows
+ * (cheap, not exact), DBFS_FREE_FILES (2^40) are reported free. Returns 0,
+ * -EAGAIN or -EIO. One round trip.
+ */
+int dbfs_fsstat(dbfs_conn *c, dbfs_fsstat_res *out)
+{
+    PGresult *r = NULL;
+    struct statvfs sv;
+    uint64_t db_bytes, files;
+    int rc = dbfs_exec(c, DBFS_ST_FSSTAT, NULL, &r);
+
+    if (rc != 0)
+        return rc;
+    if (PQntuples(r) != 1) {
+        rc = -EIO;
+        goto out;
+    }
+    db_bytes = (uint64_t)dbfs_get_i8(r, 0, 0);
+    files = (uint64_t)dbfs_get_i8(r, 0, 1);
+    memset(out, 0, sizeof *out);
+    if (c->fs->space_path && statvfs(c->fs->space_path, &sv) == 0) {
+        out->tbytes = (uint64_t)sv.f_blocks * sv.f_frsize;
+        out->fbytes = (uint64_t)sv.f_bfree * sv.f_frsize;
+        out->abytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+    } else {
+        if (c->fs->space_path)
+            g_warning("fsstat: statvfs of the data directory failed: %s", g_strerror(errno));
+        out->tbytes = db_bytes + DBFS_FREE_BYTES_UNKNOWN;
+        out->fbytes = DBFS_FREE_BYTES_UNKNOWN;
+        out->abytes = DBFS_FREE_BYTES_UNKNOWN;
+    }
+    out->tfiles = files + DBFS_FREE_FILES;
+    out->ffiles = DBFS_FREE_FILES;
+    out->afiles = DBFS_FREE_FILES;
+out:
+    PQclear(r);
+    return rc;
+}

@@ -1,0 +1,536 @@
+/*
+ * dbfs_names.c -- names: LOOKUP, CREATE, MKDIR, SYMLINK, MKNOD, REMOVE,
+ * RMDIR, RENAME, LINK and READDIR(PLUS) (RFC 1813 3.3.3, 3.3.8 - 3.3.17).
+ *
+ * NOTES
+ *   Every call is at most one round trip. Changes are the PL/pgSQL
+ *   functions of schema/functions/ (one statement, one transaction, all
+ *   checks before any change, wcc read under the lock); lookups and
+ *   listings are SELECTs whose permission checks happen here with
+ *   dbfs_perm_allows(). Names are checked here before any round trip:
+ *   longer than DBFS_NAME_MAX is -ENAMETOOLONG, a '/' is -EINVAL, and
+ *   "", "." and ".." get the error Linux's system calls give (each call's
+ *   comment says which), since an NFS client resolves those itself.
+ *
+ *   Output structs may be NULL when the caller does not want them.
+ *   Readdir entries and their names are malloc'd; dbfs_dirents_free()
+ *   releases them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "dbfs_int.h"
+
+static void dbfs_attr_opt_set(dbfs_attr_opt *o, const dbfs_attr *a)
+{
+    if (!o)
+        return;
+    o->valid = a != NULL;
+    if (a)
+        o->attr = *a;
+    else
+        memset(&o->attr, 0, sizeof o->attr);
+}
+
+/*
+ * dbfs_lookup -- see dbfs.h. "" is -ENOENT. Checks: the directory exists
+ * (-ESTALE) and is one (-ENOTDIR), search permission (-EACCES), the name
+ * (-ENOENT). One round trip ("." and ".." included).
+ */
+int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name, dbfs_attr *obj,
+                dbfs_attr_opt *dir_attr)
+{
+    dbfs_params p;
+    PGresult *r = NULL;
+    dbfs_attr d;
+    bool dot = false;
+    dbfs_stmt id = DBFS_ST_LOOKUP;
+    int rc;
+
+    dbfs_attr_opt_set(dir_attr, NULL);
+    rc = dbfs_name_check(name, -ENOENT);
+    if (rc != 0)
+        return rc;
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)dir.ino);
+    dbfs_param_i4(&p, (int32_t)dir.gen);
+    if (dbfs_name_is_dot(name)) {
+        dot = true;
+        id = DBFS_ST_GETATTR;
+    } else if (dbfs_name_is_dotdot(name)) {
+        id = DBFS_ST_PARENT;
+    } else {
+        dbfs_param_bytes(&p, name, strlen(name));
+    }
+    rc = dbfs_exec(c, id, &p, &r);
+    if (rc != 0)
+        return rc;
+    if (PQntuples(r) == 0) {
+        rc = -ESTALE;
+        goto out;
+    }
+    dbfs_get_attr(r, 0, 0, &d);
+    dbfs_attr_opt_set(dir_attr, &d);
+    if (d.type != DBFS_DIR) {
+        rc = -ENOTDIR;
+    } else if (!dbfs_perm_allows(&d, cred, 1)) {
+        rc = -EACCES;
+    } else if (dot) {
+        if (obj)
+            *obj = d;
+    } else if (dbfs_get_null(r, 0, DBFS_ATTR_NCOLS)) {
+        /* No entry; for "..", the root, which is its own parent. */
+        if (id == DBFS_ST_PARENT) {
+            if (obj)
+                *obj = d;
+        } else {
+            rc = -ENOENT;
+        }
+    } else if (obj) {
+        dbfs_get_attr(r, 0, DBFS_ATTR_NCOLS, obj);
+    }
+out:
+    PQclear(r);
+    return rc;
+}
+
+/* Queue-free one-call runner of a metadata function: executes statement
+ * id and parses its rows into *f. Returns 0 (f->status holds the
+ * operation's answer) or the error of running it. */
+static int dbfs_call(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p, const char *what,
+                     dbfs_fnres *f)
+{
+    PGresult *r = NULL;
+    int rc = dbfs_exec(c, id, p, &r);
+
+    if (rc == 0)
+        rc = dbfs_fnres_parse(r, what, f);
+    PQclear(r);
+    return rc;
+}
+
+/*
+ * Make a file of any type (pgnfs_create, 40_create.sql). A mode that sa
+ * does not set is default_mode. Names: "" and '/' are -EINVAL, "." and
+ * ".." -EEXIST.
+ */
+static int dbfs_make(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+                     dbfs_type type, dbfs_createmode how, uint64_t verf, const char *target,
+                     uint32_t major, uint32_t minor, const dbfs_sattr *sa, uint32_t default_mode,
+                     dbfs_attr *obj, dbfs_wcc *dir_wcc)
+{
+    dbfs_sattr s = {0};
+    dbfs_params p;
+    dbfs_fnres f;
+    int rc;
+
+    if (dir_wcc)
+        memset(dir_wcc, 0, sizeof *dir_wcc);
+    rc = dbfs_name_check(name, -EINVAL);
+    if (rc != 0)
+        return rc;
+    if (dbfs_name_is_dot(name) || dbfs_name_is_dotdot(name))
+        return -EEXIST;
+    if (sa)
+        s = *sa;
+    if (!(s.set & DBFS_SET_MODE)) {
+        s.set |= DBFS_SET_MODE;
+        s.mode = default_mode;
+    }
+    if ((s.set & DBFS_SET_SIZE) && s.size > (uint64_t)DBFS_MAX_FILESIZE)
+        return -EFBIG;
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)dir.ino);
+    dbfs_param_i4(&p, (int32_t)dir.gen);
+    dbfs_param_bytes(&p, name, strlen(name));
+    dbfs_param_cred(&p, cred);
+    dbfs_param_i8(&p, dbfs_now_ns());
+    dbfs_param_i2(&p, (int16_t)type);
+    dbfs_param_i4(&p, (int32_t)how);
+    dbfs_param_i8(&p, (int64_t)verf);
+    if (target)
+        dbfs_param_bytes(&p, target, strlen(target));
+    else
+        dbfs_param_null(&p);
+    dbfs_param_i4(&p, (int32_t)major);
+    dbfs_param_i4(&p, (int32_t)minor);
+    dbfs_param_i4(&p, (int32_t)s.set);
+    dbfs_param_i4(&p, (int32_t)(s.mode & 07777));
+    dbfs_param_i8(&p, s.uid);
+    dbfs_param_i8(&p, s.gid);
+    dbfs_param_i8(&p, (int64_t)((s.set & DBFS_SET_SIZE) ? s.size : 0));
+    dbfs_param_i8(&p, s.atime_ns);
+    dbfs_param_i8(&p, s.mtime_ns);
+    rc = dbfs_call(c, DBFS_ST_CREATE, &p, "create", &f);
+    if (rc != 0)
+        return rc;
+    dbfs_wcc_from(dir_wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);
+    if (f.status == 0 && obj)
+        *obj = f.attr[DBFS_ROLE_OBJ];
+    return f.status;
+}
+
+/*
+ * dbfs_create -- see dbfs.h. UNCHECKED over an existing regular file
+ * applies only the size of sa (as Linux nfsd: a mode must not change a
+ * file that exists) and returns that file; over anything else -EEXIST.
+ * EXCLUSIVE keeps verf in the file (fileatt.createverf); the same verifier
+ * on an existing regular file returns it, another is -EEXIST. Other
+ * errors: -ESTALE, -ENOTDIR, -EACCES (search or write on the directory,
+ * or write on the file for UNCHECKED with a size), -EPERM (sa sets an
+ * owner the caller may not give), -EINVAL, -ENAMETOOLONG. One round trip.
+ */
+int dbfs_create(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+                dbfs_createmode how, const dbfs_sattr *sa, uint64_t verf, dbfs_attr *obj,
+                dbfs_wcc *dir_wcc)
+{
+    return dbfs_make(c, cred, dir, name, DBFS_REG, how, verf, NULL, 0, 0, sa, 0644, obj, dir_wcc);
+}
+
+/*
+ * dbfs_mkdir -- make a directory (mode 0755 unless sa sets one; setgid
+ * when the parent is setgid). The parent's nlink grows by one. Errors as
+ * dbfs_create's with GUARDED. One round trip.
+ */
+int dbfs_mkdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+               const dbfs_sattr *sa, dbfs_attr *obj, dbfs_wcc *dir_wcc)
+{
+    return dbfs_make(c, cred, dir, name, DBFS_DIR, DBFS_CREATE_GUARDED, 0, NULL, 0, 0, sa, 0755,
+                     obj, dir_wcc);
+}
+
+/*
+ * dbfs_symlink -- make a symbolic link to target (mode 0777; sa's owner
+ * and times apply). An empty target is -ENOENT (as symlink(2)), one over
+ * DBFS_PATH_MAX bytes -ENAMETOOLONG; else errors as dbfs_mkdir's. One
+ * round trip.
+ */
+int dbfs_symlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+                 const char *target, const dbfs_sattr *sa, dbfs_attr *obj, dbfs_wcc *dir_wcc)
+{
+    if (dir_wcc)
+        memset(dir_wcc, 0, sizeof *dir_wcc);
+    if (!target || !*target)
+        return -ENOENT;
+    if (strnlen(target, DBFS_PATH_MAX + 1) > DBFS_PATH_MAX)
+        return -ENAMETOOLONG;
+    return dbfs_make(c, cred, dir, name, DBFS_LNK, DBFS_CREATE_GUARDED, 0, target, 0, 0, sa, 0777,
+                     obj, dir_wcc);
+}
+
+/*
+ * dbfs_mknod -- make a device node (DBFS_CHR, DBFS_BLK: root only, else
+ * -EPERM; major and minor kept), a socket or a fifo (device numbers 0).
+ * Other types are -EINVAL. Mode 0644 unless sa sets one. Errors otherwise
+ * as dbfs_mkdir's. One round trip.
+ */
+int dbfs_mknod(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name, dbfs_type type,
+               uint32_t major, uint32_t minor, const dbfs_sattr *sa, dbfs_attr *obj,
+               dbfs_wcc *dir_wcc)
+{
+    if (dir_wcc)
+        memset(dir_wcc, 0, sizeof *dir_wcc);
+    if (type != DBFS_CHR && type != DBFS_BLK && type != DBFS_SOCK && type != DBFS_FIFO)
+        return -EINVAL;
+    if (type == DBFS_SOCK || type == DBFS_FIFO)
+        major = minor = 0;
+    if (major > INT32_MAX || minor > INT32_MAX)
+        return -EINVAL;
+    return dbfs_make(c, cred, dir, name, type, DBFS_CREATE_GUARDED, 0, NULL, major, minor, sa, 0644,
+                     obj, dir_wcc);
+}
+
+/* REMOVE and RMDIR: pgnfs_remove (50_remove.sql). */
+static int dbfs_unname(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+                       bool rmdir, dbfs_wcc *dir_wcc)
+{
+    dbfs_params p;
+    dbfs_fnres f;
+    int rc;
+
+    if (dir_wcc)
+        memset(dir_wcc, 0, sizeof *dir_wcc);
+    rc = dbfs_name_check(name, -ENOENT);
+    if (rc != 0)
+        return rc;
+    if (dbfs_name_is_dot(name))
+        return rmdir ? -EINVAL : -EISDIR;
+    if (dbfs_name_is_dotdot(name))
+        return rmdir ? -ENOTEMPTY : -EISDIR;
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)dir.ino);
+    dbfs_param_i4(&p, (int32_t)dir.gen);
+    dbfs_param_bytes(&p, name, strlen(name));
+    dbfs_param_bool(&p, rmdir);
+    dbfs_param_cred(&p, cred);
+    dbfs_param_i8(&p, dbfs_now_ns());
+    rc = dbfs_call(c, DBFS_ST_REMOVE, &p, rmdir ? "rmdir" : "remove", &f);
+    if (rc != 0)
+        return rc;
+    dbfs_wcc_from(dir_wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);
+    return f.status;
+}
+
+/*
+ * dbfs_remove -- remove a non-directory's name; the file and its data go
+ * with its last name. "" is -ENOENT; "." and ".." -EISDIR (as unlink(2)).
+ * Errors: -ESTALE, -ENOTDIR, -EACCES (search, or write on the directory),
+ * -ENOENT, -EPERM (sticky directory: only root, the directory's owner or
+ * the file's may), -EISDIR (a directory). One round trip.
+ */
+int dbfs_remove(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+                dbfs_wcc *dir_wcc)
+{
+    return dbfs_unname(c, cred, dir, name, false, dir_wcc);
+}
+
+/*
+ * dbfs_rmdir -- remove an empty directory. "." is -EINVAL and ".."
+ * -ENOTEMPTY (as rmdir(2) on Linux); -ENOTDIR for a non-directory,
+ * -ENOTEMPTY when it has entries; otherwise as dbfs_remove. One round
+ * trip.
+ */
+int dbfs_rmdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+               dbfs_wcc *dir_wcc)
+{
+    return dbfs_unname(c, cred, dir, name, true, dir_wcc);
+}
+
+/*
+ * dbfs_rename -- see pgnfs_rename (60_rename.sql) for the rules: same
+ * file is a no-op success; file over file, directory over an empty
+ * directory; -ENOTEMPTY, -ENOTDIR, -EISDIR over the wrong kind; -EINVAL
+ * for a directory into its own subtree; -EPERM for sticky directories.
+ * Names: "." or ".." on either side -EINVAL (Linux says EBUSY, which NFS
+ * cannot carry); an empty source -ENOENT, an empty target -EINVAL. One
+ * round trip.
+ */
+int dbfs_rename(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh from_dir, const char *from_name,
+                dbfs_fh to_dir, const char *to_name, dbfs_wcc *from_wcc, dbfs_wcc *to_wcc)
+{
+    dbfs_params p;
+    dbfs_fnres f;
+    int rc;
+
+    if (from_wcc)
+        memset(from_wcc, 0, sizeof *from_wcc);
+    if (to_wcc)
+        memset(to_wcc, 0, sizeof *to_wcc);
+    rc = dbfs_name_check(from_name, -ENOENT);
+    if (rc == 0)
+        rc = dbfs_name_check(to_name, -EINVAL);
+    if (rc != 0)
+        return rc;
+    if (dbfs_name_is_dot(from_name) || dbfs_name_is_dotdot(from_name) ||
+        dbfs_name_is_dot(to_name) || dbfs_name_is_dotdot(to_name))
+        return -EINVAL;
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)from_dir.ino);
+    dbfs_param_i4(&p, (int32_t)from_dir.gen);
+    dbfs_param_bytes(&p, from_name, strlen(from_name));
+    dbfs_param_i8(&p, (int64_t)to_dir.ino);
+    dbfs_param_i4(&p, (int32_t)to_dir.gen);
+    dbfs_param_bytes(&p, to_name, strlen(to_name));
+    dbfs_param_cred(&p, cred);
+    dbfs_param_i8(&p, dbfs_now_ns());
+    rc = dbfs_call(c, DBFS_ST_RENAME, &p, "rename", &f);
+    if (rc != 0)
+        return rc;
+    dbfs_wcc_from(from_wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);
+    dbfs_wcc_from(to_wcc, &f, DBFS_ROLE_PRE2, DBFS_ROLE_POST2);
+    return f.status;
+}
+
+/*
+ * dbfs_link -- give file a new name in dir. Names: "" -EINVAL, "." and
+ * ".." -EEXIST. Errors: -ESTALE (either handle), -ENOTDIR, -EACCES,
+ * -EEXIST, -EPERM for a directory (as link(2) on Linux), -EMLINK. The
+ * file's nlink and ctime change. One round trip.
+ */
+int dbfs_link(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh file, dbfs_fh dir, const char *name,
+              dbfs_attr_opt *file_attr, dbfs_wcc *dir_wcc)
+{
+    dbfs_params p;
+    dbfs_fnres f;
+    int rc;
+
+    dbfs_attr_opt_set(file_attr, NULL);
+    if (dir_wcc)
+        memset(dir_wcc, 0, sizeof *dir_wcc);
+    rc = dbfs_name_check(name, -EINVAL);
+    if (rc != 0)
+        return rc;
+    if (dbfs_name_is_dot(name) || dbfs_name_is_dotdot(name))
+        return -EEXIST;
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)file.ino);
+    dbfs_param_i4(&p, (int32_t)file.gen);
+    dbfs_param_i8(&p, (int64_t)dir.ino);
+    dbfs_param_i4(&p, (int32_t)dir.gen);
+    dbfs_param_bytes(&p, name, strlen(name));
+    dbfs_param_cred(&p, cred);
+    dbfs_param_i8(&p, dbfs_now_ns());
+    rc = dbfs_call(c, DBFS_ST_LINK, &p, "link", &f);
+    if (rc != 0)
+        return rc;
+    dbfs_wcc_from(dir_wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);
+    if (f.have[DBFS_ROLE_OBJ])
+        dbfs_attr_opt_set(file_attr, &f.attr[DBFS_ROLE_OBJ]);
+    return f.status;
+}
+
+/* dbfs_dirents_free -- free what dbfs_readdir returned (NULL is ignored). */
+void dbfs_dirents_free(dbfs_dirent *entries, size_t n)
+{
+    if (!entries)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(entries[i].name);
+    free(entries);
+}
+
+/* Append an entry; the name is copied (len bytes). Returns 0 or -ENOMEM. */
+static int dbfs_dirent_add(dbfs_dirent *e, size_t *n, uint64_t cookie, uint64_t ino,
+                           const char *name, size_t len, const dbfs_attr *attr)
+{
+    dbfs_dirent *d = &e[*n];
+
+    memset(d, 0, sizeof *d);
+    d->name = malloc(len + 1);
+    if (!d->name)
+        return -ENOMEM;
+    memcpy(d->name, name, len);
+    d->name[len] = 0;
+    d->cookie = cookie;
+    d->ino = ino;
+    if (attr) {
+        d->has_attr = true;
+        d->attr = *attr;
+    }
+    (*n)++;
+    return 0;
+}
+
+/*
+ * dbfs_readdir -- see dbfs.h. One round trip: the directory with its
+ * parent, and the entries after the cookie (with their attributes for
+ * plus, from the same JOIN), pipelined in one batch. "." and ".." have
+ * cookies 1 and 2; entries have their naming.cookie (3 and up, given when
+ * the name was made, so stable while it exists). A cookie that names no
+ * entry resumes after its position. Errors: -ESTALE, -ENOTDIR, -EACCES
+ * (needs read permission), -ENOMEM, -EAGAIN, -EIO; *dir_attr is filled
+ * whenever the directory was read.
+ */
+int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cookie,
+                 uint32_t max_entries, bool plus, dbfs_dirent **entries, size_t *n, bool *eof,
+                 dbfs_attr_opt *dir_attr)
+{
+    dbfs_params pd, pe;
+    PGresult *rd = NULL, *re = NULL;
+    dbfs_dirent *e = NULL;
+    dbfs_attr d, parent;
+    /* The dots still to list: "." is position 1, ".." position 2. */
+    uint32_t first_dot = cookie == 0 ? 1 : cookie == 1 ? 2 : 3;
+    uint32_t dots_left = 3 - first_dot;
+    uint32_t ndots = dots_left;
+    uint32_t want;
+    size_t got = 0, take;
+    int rows, rc;
+
+    *entries = NULL;
+    *n = 0;
+    *eof = false;
+    dbfs_attr_opt_set(dir_attr, NULL);
+    if (ndots > max_entries)
+        ndots = max_entries;
+    want = max_entries - ndots;
+
+    dbfs_params_init(&pd);
+    dbfs_param_i8(&pd, (int64_t)dir.ino);
+    dbfs_param_i4(&pd, (int32_t)dir.gen);
+    dbfs_params_init(&pe);
+    dbfs_param_i8(&pe, (int64_t)dir.ino);
+    /* Cookies are positive int8; a larger one lies past every entry. */
+    dbfs_param_i8(&pe,
+                  cookie > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(cookie > 2 ? cookie : 2));
+    dbfs_param_i8(&pe, (int64_t)want + 1);
+    for (int attempt = 1;; attempt++) {
+        rc = dbfs_batch_begin(c);
+        if (rc != 0)
+            return rc;
+        dbfs_batch_add(c, DBFS_ST_PARENT, &pd);
+        dbfs_batch_add(c, plus ? DBFS_ST_READDIRPLUS : DBFS_ST_READDIR, &pe);
+        dbfs_batch_sync(c);
+        dbfs_batch_result(c, &rd);
+        dbfs_batch_result(c, &re);
+        rc = dbfs_batch_end(c);
+        if (rc != DBFS_ERETRY)
+            break;
+        PQclear(rd);
+        PQclear(re);
+        rd = re = NULL;
+        if (!dbfs_retry_wait(attempt)) {
+            rc = -EAGAIN;
+            break;
+        }
+    }
+    if (rc != 0)
+        goto out;
+    if (PQntuples(rd) == 0) {
+        rc = -ESTALE;
+        goto out;
+    }
+    dbfs_get_attr(rd, 0, 0, &d);
+    dbfs_attr_opt_set(dir_attr, &d);
+    if (d.type != DBFS_DIR) {
+        rc = -ENOTDIR;
+        goto out;
+    }
+    if (!dbfs_perm_allows(&d, cred, 4)) {
+        rc = -EACCES;
+        goto out;
+    }
+    if (dbfs_get_null(rd, 0, DBFS_ATTR_NCOLS))
+        parent = d;
+    else
+        dbfs_get_attr(rd, 0, DBFS_ATTR_NCOLS, &parent);
+
+    rows = PQntuples(re);
+    take = (size_t)rows < want ? (size_t)rows : want;
+    e = calloc((size_t)ndots + take + 1, sizeof *e);
+    if (!e) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (uint32_t k = first_dot; rc == 0 && k < first_dot + ndots; k++) {
+        if (k == 1)
+            rc = dbfs_dirent_add(e, &got, 1, d.ino, ".", 1, plus ? &d : NULL);
+        else
+            rc = dbfs_dirent_add(e, &got, 2, parent.ino, "..", 2, plus ? &parent : NULL);
+    }
+    for (size_t i = 0; rc == 0 && i < take; i++) {
+        dbfs_attr a;
+
+        if (plus)
+            dbfs_get_attr(re, (int)i, 3, &a);
+        rc = dbfs_dirent_add(e, &got, (uint64_t)dbfs_get_i8(re, (int)i, 0),
+                             (uint64_t)dbfs_get_i8(re, (int)i, 1), PQgetvalue(re, (int)i, 2),
+                             (size_t)PQgetlength(re, (int)i, 2), plus ? &a : NULL);
+    }
+    if (rc != 0)
+        goto out;
+    /* Not at the end while dots were held back or more rows came than
+     * asked for. */
+    *eof = ndots == dots_left && (uint32_t)rows <= want;
+    *entries = e;
+    *n = got;
+    e = NULL;
+out:
+    dbfs_dirents_free(e, got);
+    PQclear(rd);
+    PQclear(re);
+    return rc;
+}

@@ -1,0 +1,167 @@
+/*
+ * dbfs_sql.c -- every SQL statement dbfs runs, in one table of named
+ * prepared statements.
+ *
+ * NOTES
+ *   Parameters are typed by casts in the text, so binary values need no
+ *   type list; results are requested in binary. Attribute columns always
+ *   come in the order of DBFS_ATTR_COLS (parsed by dbfs_get_attr()).
+ *   Metadata changes are PL/pgSQL functions (schema/functions/), each
+ *   called by one statement here; the schema scripts themselves, run by
+ *   mkfs and open, are the only SQL not in this table.
+ *
+ *   Credentials travel as three parameters: uid int8, gid int8, groups
+ *   int8[] (dbfs_param_cred()). Times are int8 nanoseconds.
+ */
+#include "dbfs_int.h"
+
+/* The attribute columns, optionally qualified: DBFS_ATTR_COLS("f."). */
+#define DBFS_ATTR_COLS(p)                                                                          \
+    p "inode, " p "generation, " p "type, " p "mode, " p "nlink, " p "uid, " p "gid, " p           \
+      "size, " p "rdev_major, " p "rdev_minor, " p "atime, " p "mtime, " p "ctime, " p "change"
+
+#define DBFS_CRED_ARGS(a, b, c) "$" #a "::int8, $" #b "::int8, $" #c "::int8[]"
+
+const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
+    /* Run once per worker session: dbfs's functions lock what they change
+     * and rely on READ COMMITTED (each statement sees what committed before
+     * it, after a lock wait), whatever the database's default; and a write
+     * answers FILE_SYNC, so commits must be durable. */
+    [DBFS_ST_SESSION] = {"pgnfs_session",
+                         "SELECT set_config('default_transaction_isolation', 'read committed',"
+                         " false), CASE WHEN current_setting('synchronous_commit') = 'off'"
+                         " THEN set_config('synchronous_commit', 'on', false) END"},
+    [DBFS_ST_GETATTR] = {"pgnfs_getattr",
+                         "SELECT " DBFS_ATTR_COLS(
+                             "") " FROM fileatt"
+                                 " WHERE inode = $1::int8 AND generation = $2::int4"},
+    /* The directory, and the entry's file when the name exists. */
+    [DBFS_ST_LOOKUP] = {"pgnfs_lookup",
+                        "SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
+                            "f.") " FROM fileatt d"
+                                  " LEFT JOIN naming n ON n.parent = d.inode AND n.name = $3::bytea"
+                                  " LEFT JOIN fileatt f ON f.inode = n.inode"
+                                  " WHERE d.inode = $1::int8 AND d.generation = $2::int4"},
+    /* A directory and its parent (NULLs for the root, which has no name). */
+    [DBFS_ST_PARENT] = {"pgnfs_parent",
+                        "SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
+                            "p.") " FROM fileatt d"
+                                  " LEFT JOIN naming n ON n.inode = d.inode AND d.type = 2"
+                                  " LEFT JOIN fileatt p ON p.inode = n.parent"
+                                  " WHERE d.inode = $1::int8 AND d.generation = $2::int4 LIMIT 1"},
+    [DBFS_ST_READLINK] = {"pgnfs_readlink",
+                          "SELECT " DBFS_ATTR_COLS(
+                              "") ", target FROM fileatt"
+                                  " WHERE inode = $1::int8 AND generation = $2::int4"},
+    /* Entries after cookie $2, at most $3. */
+    [DBFS_ST_READDIR] = {"pgnfs_readdir", "SELECT n.cookie, n.inode, n.name FROM naming n"
+                                          " WHERE n.parent = $1::int8 AND n.cookie > $2::int8"
+                                          " ORDER BY n.cookie LIMIT $3::int8"},
+    [DBFS_ST_READDIRPLUS] = {"pgnfs_readdirplus",
+                             "SELECT n.cookie, n.inode, n.name, " DBFS_ATTR_COLS(
+                                 "f.") " FROM naming n JOIN fileatt f ON f.inode = n.inode"
+                                       " WHERE n.parent = $1::int8 AND n.cookie > $2::int8"
+                                       " ORDER BY n.cookie LIMIT $3::int8"},
+    [DBFS_ST_SETATTR] = {"pgnfs_setattr",
+                         "SELECT * FROM pgnfs_setattr($1::int8, $2::int4, " DBFS_CRED_ARGS(
+                             3, 4,
+                             5) ", $6::int8, $7::int4, $8::int4, $9::int8, $10::int8, $11::int8,"
+                                " $12::int8, $13::int8, $14::int8)"},
+    [DBFS_ST_CREATE] = {"pgnfs_create",
+                        "SELECT * FROM pgnfs_create($1::int8, $2::int4, $3::bytea, " DBFS_CRED_ARGS(
+                            4, 5, 6) ", $7::int8, $8::int2, $9::int4, $10::int8, $11::bytea,"
+                                     " $12::int4, $13::int4, $14::int4, $15::int4, $16::int8,"
+                                     " $17::int8, $18::int8, $19::int8, $20::int8)"},
+    [DBFS_ST_REMOVE] = {"pgnfs_remove",
+                        "SELECT * FROM pgnfs_remove($1::int8, $2::int4, $3::bytea, $4::bool, "
+                        "" DBFS_CRED_ARGS(5, 6, 7) ", $8::int8)"},
+    [DBFS_ST_RENAME] = {"pgnfs_rename",
+                        "SELECT * FROM pgnfs_rename($1::int8, $2::int4, $3::bytea, $4::int8,"
+                        " $5::int4, $6::bytea, " DBFS_CRED_ARGS(7, 8, 9) ", $10::int8)"},
+    [DBFS_ST_LINK] = {"pgnfs_link",
+                      "SELECT * FROM pgnfs_link($1::int8, $2::int4, $3::int8, $4::int4, $5::bytea, "
+                      "" DBFS_CRED_ARGS(6, 7, 8) ", $9::int8)"},
+    [DBFS_ST_WRITE_BEGIN] = {"pgnfs_write_begin",
+                             "SELECT * FROM pgnfs_write_begin($1::int8, $2::int4, " DBFS_CRED_ARGS(
+                                 3, 4, 5) ")"},
+    /* After the chunks of a write: size, times, change, and setuid/setgid
+     * cleared for a non-root writer ($4). The row is locked already. */
+    [DBFS_ST_WRITE_END] = {"pgnfs_write_end",
+                           "UPDATE fileatt SET size = greatest(size, $2::int8), mtime = $3::int8,"
+                           " ctime = pgnfs_next_ctime(ctime, $3::int8), change = change + 1,"
+                           " mode = CASE WHEN $4::bool THEN pgnfs_kill_priv(mode) ELSE mode END"
+                           " WHERE inode = $1::int8 RETURNING " DBFS_ATTR_COLS("")},
+    /* relatime: atime moves on a permitted read when it is not later than
+     * mtime or ctime, or a day old. */
+    [DBFS_ST_ATIME] = {"pgnfs_atime",
+                       "UPDATE fileatt SET atime = $3::int8, change = change + 1"
+                       " WHERE inode = $1::int8 AND generation = $2::int4 AND type = 1"
+                       " AND (atime <= mtime OR atime <= ctime"
+                       "      OR atime < $3::int8 - 86400000000000)"
+                       " AND pgnfs_may_io(fileatt, " DBFS_CRED_ARGS(4, 5, 6) ", 4)"},
+    /* Database size, and the file count (reltuples; counted when the table
+     * was never analyzed, which only a young, small table is). */
+    [DBFS_ST_FSSTAT] = {"pgnfs_fsstat", "SELECT pg_database_size(current_database())::int8,"
+                                        " (SELECT CASE WHEN c.reltuples < 0"
+                                        "              THEN (SELECT count(*) FROM fileatt)"
+                                        "              ELSE c.reltuples::int8 END"
+                                        "    FROM pg_class c WHERE c.oid = 'fileatt'::regclass)"},
+    [DBFS_ST_SINGLE_READ] = {"pgnfs_single_read",
+                             "SELECT " DBFS_ATTR_COLS(
+                                 "f.") ", a.chunk, a.data FROM fileatt f"
+                                       " LEFT JOIN allfiles a ON a.inode = f.inode"
+                                       " AND a.chunk BETWEEN $3::int8 AND $4::int8"
+                                       " WHERE f.inode = $1::int8 AND f.generation = $2::int4"
+                                       " ORDER BY a.chunk"},
+    [DBFS_ST_SINGLE_WRITE_FULL] =
+        {"pgnfs_single_write_full",
+         "INSERT INTO allfiles (inode, chunk, data)"
+         " VALUES ($1::int8, $2::int8, $3::bytea)"
+         " ON CONFLICT (inode, chunk) DO UPDATE SET data = EXCLUDED.data"},
+    /* $3 bytes into the chunk: new chunks start with zeros; stored ones
+     * shorter than $3 are padded with zeros, longer ones overlaid. */
+    [DBFS_ST_SINGLE_WRITE_PART] =
+        {"pgnfs_single_write_part",
+         "INSERT INTO allfiles AS a (inode, chunk, data)"
+         " VALUES ($1::int8, $2::int8, pgnfs_zeros($3::int4) || $4::bytea)"
+         " ON CONFLICT (inode, chunk) DO UPDATE SET data ="
+         " CASE WHEN length(a.data) >= $3::int4"
+         "      THEN overlay(a.data PLACING $4::bytea FROM $3::int4 + 1)"
+         "      ELSE a.data || pgnfs_zeros($3::int4 - length(a.data))"
+         "           || $4::bytea END"},
+
+    /* mkfs and open. */
+    [DBFS_ST_ADM_LOCK] = {"pgnfs_adm_lock", "SELECT pg_advisory_xact_lock($1::int8)"},
+    [DBFS_ST_ADM_EXISTS] = {"pgnfs_adm_exists", "SELECT to_regclass('pgnfs_fs') IS NOT NULL"},
+    [DBFS_ST_ADM_FACTS] = {"pgnfs_adm_facts",
+                           "SELECT schema_version, fsid, storage, chunk_size, encoding,"
+                           " handle_secret, functions_digest,"
+                           " (SELECT generation FROM fileatt WHERE inode = 1) FROM pgnfs_fs"},
+    [DBFS_ST_ADM_FS_INSERT] = {"pgnfs_adm_fs_insert",
+                               "INSERT INTO pgnfs_fs (schema_version, fsid, storage, chunk_size,"
+                               " encoding, handle_secret) VALUES ($1::int4, $2::int8, $3::text,"
+                               " $4::int4, $5::text, $6::bytea)"},
+    [DBFS_ST_ADM_ROOT_INSERT] = {"pgnfs_adm_root_insert",
+                                 "INSERT INTO fileatt (inode, generation, type, mode, nlink, uid,"
+                                 " gid, size, atime, mtime, ctime)"
+                                 " VALUES (1, $1::int4, 2, $2::int4, 2, $3::int8, $4::int8, 0,"
+                                 " $5::int8, $5::int8, $5::int8)"},
+    [DBFS_ST_ADM_SET_DIGEST] = {"pgnfs_adm_set_digest",
+                                "UPDATE pgnfs_fs SET functions_digest = $1::text"},
+    [DBFS_ST_ADM_SET_VERSION] = {"pgnfs_adm_set_version",
+                                 "UPDATE pgnfs_fs SET schema_version = $1::int4"},
+};
+
+/* mkfs --force: every object the schema files create, gone. Tables first
+ * (CASCADE takes the functions over their row types), then what remains. */
+const char dbfs_sql_drop_all[] =
+    "DROP TABLE IF EXISTS allfiles, naming, fileatt, pgnfs_fs CASCADE;\n"
+    "DROP SEQUENCE IF EXISTS pgnfs_inode_seq, pgnfs_cookie_seq;\n"
+    "DROP TYPE IF EXISTS pgnfs_result CASCADE;\n"
+    "DO $$ DECLARE f regprocedure; BEGIN\n"
+    "  FOR f IN SELECT p.oid::regprocedure FROM pg_proc p\n"
+    "            WHERE p.pronamespace = current_schema()::regnamespace\n"
+    "              AND p.proname LIKE 'pgnfs\\_%' LOOP\n"
+    "    EXECUTE 'DROP FUNCTION ' || f::text || ' CASCADE';\n"
+    "  END LOOP;\n"
+    "END $$;\n";

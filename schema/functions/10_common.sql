@@ -1,0 +1,96 @@
+-- 10_common.sql -- helpers shared by the pgnfs metadata functions.
+--
+-- The function files are applied in file-name order by `pgnfs mkfs` and by a
+-- server that finds them out of date (pgnfs_fs.functions_digest), each with
+-- CREATE OR REPLACE. Helpers written in LANGUAGE sql are checked when they
+-- are created, so they come first.
+--
+-- Status numbers are Linux errno values; dbfs maps them to the local errno:
+--   1 EPERM  2 ENOENT  13 EACCES  17 EEXIST  20 ENOTDIR  21 EISDIR
+--   22 EINVAL  27 EFBIG  31 EMLINK  39 ENOTEMPTY  74 EBADMSG  116 ESTALE
+-- Mode bits: 2048 S_ISUID, 1024 S_ISGID, 512 S_ISVTX, 8 S_IXGRP, 73 any x.
+-- Permission "want" masks: 4 read, 2 write, 1 execute/search.
+
+-- Is the caller (c_gid plus supplementary c_groups) a member of group g?
+CREATE OR REPLACE FUNCTION pgnfs_in_group(g bigint, c_gid bigint, c_groups bigint[])
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT g = c_gid OR coalesce(g = ANY (c_groups), false) $$;
+
+-- The permission rule, the same as dbfs_perm_allows() in C (a test checks
+-- they agree): root may read and write anything and execute anything with an
+-- x bit, and search any directory; the owner gets the user bits; a member of
+-- the file's group the group bits; everybody else the other bits.
+CREATE OR REPLACE FUNCTION pgnfs_may(f_type smallint, f_mode int, f_uid bigint, f_gid bigint,
+                                     c_uid bigint, c_gid bigint, c_groups bigint[], want int)
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+SELECT CASE
+    WHEN c_uid = 0 THEN (want & 1) = 0 OR f_type = 2 OR (f_mode & 73) <> 0
+    WHEN c_uid = f_uid THEN ((f_mode >> 6) & want & 7) = (want & 7)
+    WHEN pgnfs_in_group(f_gid, c_gid, c_groups) THEN ((f_mode >> 3) & want & 7) = (want & 7)
+    ELSE (f_mode & want & 7) = (want & 7)
+END
+$$;
+
+-- pgnfs_may on a fileatt row.
+CREATE OR REPLACE FUNCTION pgnfs_may_f(f fileatt, c_uid bigint, c_gid bigint, c_groups bigint[],
+                                       want int)
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT pgnfs_may(f.type, f.mode, f.uid, f.gid, c_uid, c_gid, c_groups, want) $$;
+
+-- Read and write of a file's data: the owner always may (the NFS servers'
+-- owner override, so a file created 0444 stays writable through the fd that
+-- created it); otherwise the permission rule.
+CREATE OR REPLACE FUNCTION pgnfs_may_io(f fileatt, c_uid bigint, c_gid bigint, c_groups bigint[],
+                                        want int)
+RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT c_uid = f.uid OR pgnfs_may_f(f, c_uid, c_gid, c_groups, want) $$;
+
+-- A mode with setuid cleared, and setgid too when group-execute is set: what
+-- Linux does to a regular file on a write by a non-root caller and on chown.
+CREATE OR REPLACE FUNCTION pgnfs_kill_priv(m int)
+RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT m & ~(2048 | CASE WHEN m & 8 <> 0 THEN 1024 ELSE 0 END) $$;
+
+-- The next ctime: the server's time, but always later than the old one, so
+-- every change moves ctime even when two changes share a clock tick.
+CREATE OR REPLACE FUNCTION pgnfs_next_ctime(old bigint, now bigint)
+RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT greatest(now, old + 1) $$;
+
+-- A fresh generation number for a new inode: random in 1 .. 2^31-1.
+CREATE OR REPLACE FUNCTION pgnfs_new_generation()
+RETURNS int LANGUAGE sql VOLATILE PARALLEL SAFE
+AS $$ SELECT 1 + floor(random() * 2147483646)::int $$;
+
+-- One result row (see the type pgnfs_result in 001_base.sql).
+CREATE OR REPLACE FUNCTION pgnfs_res(st int, r int, f fileatt)
+RETURNS pgnfs_result LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+SELECT st, r::smallint, f.inode, f.generation, f.type, f.mode, f.nlink, f.uid, f.gid, f.size,
+       f.rdev_major, f.rdev_minor, f.atime, f.mtime, f.ctime, f.change
+$$;
+
+-- The directory's entry changed: mtime and ctime move, nlink changes by dn
+-- (subdirectories added or removed). Returns the new row.
+CREATE OR REPLACE FUNCTION pgnfs_dir_touch(dir bigint, dn int, now bigint)
+RETURNS fileatt LANGUAGE sql VOLATILE
+AS $$
+UPDATE fileatt SET nlink = nlink + dn, mtime = now, ctime = pgnfs_next_ctime(ctime, now),
+                   change = change + 1
+ WHERE inode = dir
+RETURNING *
+$$;
+
+-- Is directory anc the directory dir itself or one of its ancestors? Walks
+-- the names upwards (a directory has exactly one name) to the root.
+CREATE OR REPLACE FUNCTION pgnfs_is_ancestor(anc bigint, dir bigint)
+RETURNS boolean LANGUAGE sql STABLE
+AS $$
+WITH RECURSIVE up(ino) AS (
+    SELECT dir
+    UNION
+    SELECT n.parent FROM naming n JOIN up ON n.inode = up.ino WHERE up.ino <> 1
+)
+SELECT EXISTS (SELECT 1 FROM up WHERE ino = anc)
+$$;

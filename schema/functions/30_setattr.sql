@@ -1,0 +1,155 @@
+-- 30_setattr.sql -- SETATTR (RFC 1813 3.3.2) with Linux's rules, and the
+-- evaluation of a set of attributes that CREATE shares.
+--
+-- The bits of s_set are dbfs.h's DBFS_SET_*: 1 mode, 2 uid, 4 gid, 8 size,
+-- 16 atime (client's), 32 atime (server's), 64 mtime (client's), 128 mtime
+-- (server's).
+
+-- Check and apply attributes to a copy of row f, changing nothing stored.
+-- status is 0 and nf the new row, or status is an errno and nf = f.
+-- Checks (in Linux's order): size needs a regular file (EISDIR, EINVAL) and
+-- write permission with the owner override (EACCES); uid only by root, or
+-- by the owner to himself (EPERM); gid by root, or by the owner to a group
+-- he is in (EPERM); mode by owner or root (EPERM); client times by owner or
+-- root (EPERM); server times by owner, root or a writer (EACCES).
+-- Effects: mode keeps 07777 and is ignored on symbolic links; a non-root
+-- caller outside the (new) group loses setgid in a chmod; uid or gid set on
+-- a non-directory clears setuid, and setgid when group-execute is set (even
+-- for root); a size set by a non-root caller clears them too; a size set
+-- moves mtime; ctime always moves and change counts up.
+CREATE OR REPLACE FUNCTION pgnfs_sattr_eval(
+    f fileatt, c_uid bigint, c_gid bigint, c_groups bigint[], now bigint,
+    s_set int, s_mode int, s_uid bigint, s_gid bigint, s_size bigint,
+    s_atime bigint, s_mtime bigint,
+    OUT status int, OUT nf fileatt)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    root  boolean := c_uid = 0;
+    owner boolean := c_uid = f.uid;
+    newgid bigint;
+BEGIN
+    nf := f;
+    status := 0;
+    IF s_set & 8 <> 0 THEN
+        IF f.type = 2 THEN
+            status := 21; RETURN;
+        ELSIF f.type <> 1 THEN
+            status := 22; RETURN;
+        ELSIF NOT pgnfs_may_io(f, c_uid, c_gid, c_groups, 2) THEN
+            status := 13; RETURN;
+        END IF;
+    END IF;
+    IF s_set & 2 <> 0 AND NOT root AND NOT (owner AND s_uid = f.uid) THEN
+        status := 1; RETURN;
+    END IF;
+    IF s_set & 4 <> 0 AND NOT root
+       AND NOT (owner AND (s_gid = f.gid OR pgnfs_in_group(s_gid, c_gid, c_groups))) THEN
+        status := 1; RETURN;
+    END IF;
+    IF s_set & 1 <> 0 AND NOT root AND NOT owner THEN
+        status := 1; RETURN;
+    END IF;
+    IF s_set & (16 | 64) <> 0 AND NOT root AND NOT owner THEN
+        status := 1; RETURN;
+    END IF;
+    IF s_set & (32 | 128) <> 0 AND NOT root AND NOT owner
+       AND NOT pgnfs_may_f(f, c_uid, c_gid, c_groups, 2) THEN
+        status := 13; RETURN;
+    END IF;
+
+    IF s_set & 1 <> 0 AND f.type <> 5 THEN
+        nf.mode := s_mode & 4095;
+        newgid := CASE WHEN s_set & 4 <> 0 THEN s_gid ELSE f.gid END;
+        IF NOT root AND NOT pgnfs_in_group(newgid, c_gid, c_groups) THEN
+            nf.mode := nf.mode & ~1024;
+        END IF;
+    END IF;
+    IF s_set & 2 <> 0 THEN
+        nf.uid := s_uid;
+    END IF;
+    IF s_set & 4 <> 0 THEN
+        nf.gid := s_gid;
+    END IF;
+    IF s_set & 6 <> 0 AND f.type <> 2 THEN
+        nf.mode := pgnfs_kill_priv(nf.mode);
+    END IF;
+    IF s_set & 8 <> 0 THEN
+        nf.size := s_size;
+        nf.mtime := now;
+        IF NOT root THEN
+            nf.mode := pgnfs_kill_priv(nf.mode);
+        END IF;
+    END IF;
+    IF s_set & 16 <> 0 THEN
+        nf.atime := s_atime;
+    ELSIF s_set & 32 <> 0 THEN
+        nf.atime := now;
+    END IF;
+    IF s_set & 64 <> 0 THEN
+        nf.mtime := s_mtime;
+    ELSIF s_set & 128 <> 0 THEN
+        nf.mtime := now;
+    END IF;
+    nf.ctime := pgnfs_next_ctime(f.ctime, now);
+    nf.change := f.change + 1;
+END
+$$;
+
+-- Store row nf (from pgnfs_sattr_eval on old row f) and cut the data if the
+-- file shrank. Returns the stored row.
+CREATE OR REPLACE FUNCTION pgnfs_sattr_store(f fileatt, nf fileatt)
+RETURNS fileatt LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    p fileatt;
+BEGIN
+    UPDATE fileatt
+       SET mode = nf.mode, uid = nf.uid, gid = nf.gid, size = nf.size, atime = nf.atime,
+           mtime = nf.mtime, ctime = nf.ctime, change = nf.change
+     WHERE inode = f.inode
+    RETURNING * INTO p;
+    IF nf.size < f.size THEN
+        PERFORM pgnfs_data_truncate(f.inode, nf.size);
+    END IF;
+    RETURN p;
+END
+$$;
+
+-- SETATTR of file (p_ino, p_gen) for the caller (c_uid, c_gid, c_groups)
+-- at time now (ns). p_guard, when not NULL, must equal the current ctime
+-- (else EBADMSG and nothing changes). Returns rows: role 2 the attributes
+-- before, role 3 after (equal on failure); ESTALE has no attributes.
+CREATE OR REPLACE FUNCTION pgnfs_setattr(
+    p_ino bigint, p_gen int, c_uid bigint, c_gid bigint, c_groups bigint[], now bigint,
+    s_set int, s_mode int, s_uid bigint, s_gid bigint, s_size bigint,
+    s_atime bigint, s_mtime bigint, p_guard bigint)
+RETURNS SETOF pgnfs_result LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    f fileatt;
+    p fileatt;
+    r record;
+BEGIN
+    SELECT * INTO f FROM fileatt WHERE inode = p_ino AND generation = p_gen FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN NEXT pgnfs_res(116, 0, NULL);
+        RETURN;
+    END IF;
+    IF p_guard IS NOT NULL AND f.ctime <> p_guard THEN
+        RETURN NEXT pgnfs_res(74, 2, f);
+        RETURN NEXT pgnfs_res(74, 3, f);
+        RETURN;
+    END IF;
+    r := pgnfs_sattr_eval(f, c_uid, c_gid, c_groups, now, s_set, s_mode, s_uid, s_gid, s_size,
+                          s_atime, s_mtime);
+    IF r.status <> 0 THEN
+        RETURN NEXT pgnfs_res(r.status, 2, f);
+        RETURN NEXT pgnfs_res(r.status, 3, f);
+        RETURN;
+    END IF;
+    p := pgnfs_sattr_store(f, r.nf);
+    RETURN NEXT pgnfs_res(0, 2, f);
+    RETURN NEXT pgnfs_res(0, 3, p);
+END
+$$;

@@ -1,0 +1,135 @@
+-- 40_create.sql -- CREATE, MKDIR, SYMLINK, MKNOD (RFC 1813 3.3.8 - 3.3.11):
+-- one function makes every kind of file.
+
+-- Make a file of type p_type named p_name in directory (p_dir, p_dgen).
+--   p_how      0 UNCHECKED, 1 GUARDED, 2 EXCLUSIVE (regular files; other
+--              types always behave as GUARDED)
+--   p_verf     the EXCLUSIVE verifier, stored in createverf
+--   p_target   the symbolic link's target (type 5), else NULL
+--   p_major, p_minor  device numbers (types 3, 4)
+--   s_*        the attributes to set (see pgnfs_sattr_eval); the mode is
+--              taken as given (masked to 07777; 0777 for symbolic links)
+-- Checks, in Linux's order: the directory exists (ESTALE) and is one
+-- (ENOTDIR); search permission (EACCES); an existing name: UNCHECKED over a
+-- regular file succeeds and applies only the size (as Linux nfsd: a mode
+-- must not change an existing file), EXCLUSIVE with the same verifier
+-- succeeds, anything else is EEXIST; write permission on the directory
+-- (EACCES); device nodes need root (EPERM); the other attributes as
+-- setattr checks them. Nothing changes unless everything passed.
+-- Ownership: uid is the caller's; gid the caller's, or the directory's if
+-- it is setgid, in which case a new directory is setgid too and a new file
+-- loses setgid-with-group-execute when the caller is not in that group.
+-- Returns rows: role 1 the file, 2 and 3 the directory before and after.
+CREATE OR REPLACE FUNCTION pgnfs_create(
+    p_dir bigint, p_dgen int, p_name bytea, c_uid bigint, c_gid bigint, c_groups bigint[],
+    now bigint, p_type smallint, p_how int, p_verf bigint, p_target bytea,
+    p_major int, p_minor int,
+    s_set int, s_mode int, s_uid bigint, s_gid bigint, s_size bigint,
+    s_atime bigint, s_mtime bigint)
+RETURNS SETOF pgnfs_result LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    d   fileatt;
+    dp  fileatt;
+    f   fileatt;
+    nf  fileatt;
+    r   record;
+    st  int := 0;
+    ino bigint;
+BEGIN
+    SELECT * INTO d FROM fileatt WHERE inode = p_dir AND generation = p_dgen FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN NEXT pgnfs_res(116, 0, NULL);
+        RETURN;
+    END IF;
+    IF d.type <> 2 THEN
+        st := 20;
+    ELSIF NOT pgnfs_may_f(d, c_uid, c_gid, c_groups, 1) THEN
+        st := 13;
+    END IF;
+    IF st <> 0 THEN
+        RETURN NEXT pgnfs_res(st, 2, d);
+        RETURN NEXT pgnfs_res(st, 3, d);
+        RETURN;
+    END IF;
+
+    SELECT n.inode INTO ino FROM naming n WHERE n.parent = p_dir AND n.name = p_name;
+    IF FOUND THEN
+        SELECT * INTO f FROM fileatt WHERE inode = ino FOR UPDATE;
+        IF p_type = 1 AND p_how = 0 AND f.type = 1 THEN
+            IF s_set & 8 <> 0 THEN
+                r := pgnfs_sattr_eval(f, c_uid, c_gid, c_groups, now, 8, 0, 0, 0, s_size, 0, 0);
+                st := r.status;
+                IF st = 0 THEN
+                    f := pgnfs_sattr_store(f, r.nf);
+                END IF;
+            END IF;
+        ELSIF p_type = 1 AND p_how = 2 AND f.type = 1 AND f.createverf = p_verf THEN
+            st := 0;
+        ELSE
+            st := 17;
+        END IF;
+        RETURN NEXT pgnfs_res(st, 1, f);
+        RETURN NEXT pgnfs_res(st, 2, d);
+        RETURN NEXT pgnfs_res(st, 3, d);
+        RETURN;
+    END IF;
+
+    IF NOT pgnfs_may_f(d, c_uid, c_gid, c_groups, 3) THEN
+        st := 13;
+    ELSIF p_type IN (3, 4) AND c_uid <> 0 THEN
+        st := 1;
+    ELSIF d.nlink >= 2147483647 AND p_type = 2 THEN
+        st := 31;
+    END IF;
+    IF st = 0 THEN
+        nf.inode := 0;
+        nf.generation := pgnfs_new_generation();
+        nf.type := p_type;
+        nf.mode := CASE WHEN p_type = 5 THEN 511 ELSE s_mode & 4095 END;
+        nf.nlink := CASE WHEN p_type = 2 THEN 2 ELSE 1 END;
+        nf.uid := c_uid;
+        IF d.mode & 1024 <> 0 THEN
+            nf.gid := d.gid;
+            IF p_type = 2 THEN
+                nf.mode := nf.mode | 1024;
+            ELSIF nf.mode & 1032 = 1032 AND c_uid <> 0
+                  AND NOT pgnfs_in_group(d.gid, c_gid, c_groups) THEN
+                nf.mode := nf.mode & ~1024;
+            END IF;
+        ELSE
+            nf.gid := c_gid;
+        END IF;
+        nf.size := CASE WHEN p_type = 5 THEN length(p_target) ELSE 0 END;
+        nf.rdev_major := CASE WHEN p_type IN (3, 4) THEN p_major ELSE 0 END;
+        nf.rdev_minor := CASE WHEN p_type IN (3, 4) THEN p_minor ELSE 0 END;
+        nf.atime := now;
+        nf.mtime := now;
+        nf.ctime := now;
+        nf.change := 1;
+        nf.createverf := CASE WHEN p_type = 1 AND p_how = 2 THEN p_verf END;
+        nf.target := CASE WHEN p_type = 5 THEN p_target END;
+        IF s_set & ~1 <> 0 THEN
+            r := pgnfs_sattr_eval(nf, c_uid, c_gid, c_groups, now, s_set & ~1, 0, s_uid, s_gid,
+                                  s_size, s_atime, s_mtime);
+            st := r.status;
+            nf := r.nf;
+            nf.ctime := now;
+            nf.change := 1;
+        END IF;
+    END IF;
+    IF st <> 0 THEN
+        RETURN NEXT pgnfs_res(st, 2, d);
+        RETURN NEXT pgnfs_res(st, 3, d);
+        RETURN;
+    END IF;
+
+    nf.inode := nextval('pgnfs_inode_seq');
+    INSERT INTO fileatt SELECT nf.*;
+    INSERT INTO naming (parent, name, inode) VALUES (p_dir, p_name, nf.inode);
+    dp := pgnfs_dir_touch(p_dir, CASE WHEN p_type = 2 THEN 1 ELSE 0 END, now);
+    RETURN NEXT pgnfs_res(0, 1, nf);
+    RETURN NEXT pgnfs_res(0, 2, d);
+    RETURN NEXT pgnfs_res(0, 3, dp);
+END
+$$;

@@ -1,0 +1,169 @@
+-- 60_rename.sql -- RENAME (RFC 1813 3.3.14).
+
+-- Rename p_fname in directory (p_fdir, p_fdgen) to p_tname in directory
+-- (p_tdir, p_tdgen). Locks: both directories in inode order, then the
+-- objects in inode order; a directory that changes parent also takes a
+-- transaction advisory lock that serializes such moves (as Linux's
+-- per-file-system rename mutex), so the ancestor walk sees a stable tree.
+-- Checks, in Linux's order: directories exist (ESTALE) and are ones
+-- (ENOTDIR); search permission on both (EACCES); the source exists
+-- (ENOENT); source and target the same file: success, nothing changes; a
+-- directory moved into itself or its own subtree (EINVAL); write and search
+-- permission on the source directory (EACCES) and the sticky rule for the
+-- source (EPERM); with a target: write and search permission on the target
+-- directory (EACCES), the sticky rule for the target (EPERM), directory
+-- over non-directory (ENOTDIR), non-directory over directory (EISDIR);
+-- without: write and search permission on the target directory (EACCES); a
+-- directory that changes parent needs write permission on itself, for its
+-- ".." (EACCES); a directory target must be empty (ENOTEMPTY).
+-- Effects: the target's name goes (and the target with its last name),
+-- the source gets the new name with a new readdir cookie, the moved
+-- object's ctime moves, directories' nlink follow their subdirectories,
+-- both directories' mtime and ctime move.
+-- Returns rows: role 2 and 3 the source directory before and after, 4 and
+-- 5 the target directory before and after.
+CREATE OR REPLACE FUNCTION pgnfs_rename(
+    p_fdir bigint, p_fdgen int, p_fname bytea, p_tdir bigint, p_tdgen int, p_tname bytea,
+    c_uid bigint, c_gid bigint, c_groups bigint[], now bigint)
+RETURNS SETOF pgnfs_result LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    fd   fileatt;
+    td   fileatt;
+    fdp  fileatt;
+    tdp  fileatt;
+    s    fileatt;
+    t    fileatt;
+    sino bigint;
+    tino bigint;
+    st   int := 0;
+    fdn  int := 0;
+    tdn  int := 0;
+    same boolean := p_fdir = p_tdir;
+BEGIN
+    IF same THEN
+        SELECT * INTO fd FROM fileatt
+         WHERE inode = p_fdir AND generation = p_fdgen AND p_fdgen = p_tdgen FOR UPDATE;
+        td := fd;
+    ELSIF p_fdir < p_tdir THEN
+        SELECT * INTO fd FROM fileatt WHERE inode = p_fdir AND generation = p_fdgen FOR UPDATE;
+        SELECT * INTO td FROM fileatt WHERE inode = p_tdir AND generation = p_tdgen FOR UPDATE;
+    ELSE
+        SELECT * INTO td FROM fileatt WHERE inode = p_tdir AND generation = p_tdgen FOR UPDATE;
+        SELECT * INTO fd FROM fileatt WHERE inode = p_fdir AND generation = p_fdgen FOR UPDATE;
+    END IF;
+    IF fd.inode IS NULL OR td.inode IS NULL THEN
+        IF fd.inode IS NOT NULL THEN
+            RETURN NEXT pgnfs_res(116, 2, fd);
+            RETURN NEXT pgnfs_res(116, 3, fd);
+        END IF;
+        IF td.inode IS NOT NULL THEN
+            RETURN NEXT pgnfs_res(116, 4, td);
+            RETURN NEXT pgnfs_res(116, 5, td);
+        END IF;
+        RETURN NEXT pgnfs_res(116, 0, NULL);
+        RETURN;
+    END IF;
+
+    IF fd.type <> 2 OR td.type <> 2 THEN
+        st := 20;
+    ELSIF NOT pgnfs_may_f(fd, c_uid, c_gid, c_groups, 1)
+          OR NOT pgnfs_may_f(td, c_uid, c_gid, c_groups, 1) THEN
+        st := 13;
+    ELSE
+        SELECT n.inode INTO sino FROM naming n WHERE n.parent = p_fdir AND n.name = p_fname;
+        IF NOT FOUND THEN
+            st := 2;
+        END IF;
+    END IF;
+    IF st = 0 THEN
+        SELECT n.inode INTO tino FROM naming n WHERE n.parent = p_tdir AND n.name = p_tname;
+        IF tino = sino THEN
+            RETURN NEXT pgnfs_res(0, 2, fd);
+            RETURN NEXT pgnfs_res(0, 3, fd);
+            RETURN NEXT pgnfs_res(0, 4, td);
+            RETURN NEXT pgnfs_res(0, 5, td);
+            RETURN;
+        END IF;
+        IF tino IS NULL OR sino < tino THEN
+            SELECT * INTO s FROM fileatt WHERE inode = sino FOR UPDATE;
+            IF tino IS NOT NULL THEN
+                SELECT * INTO t FROM fileatt WHERE inode = tino FOR UPDATE;
+            END IF;
+        ELSE
+            SELECT * INTO t FROM fileatt WHERE inode = tino FOR UPDATE;
+            SELECT * INTO s FROM fileatt WHERE inode = sino FOR UPDATE;
+        END IF;
+        IF s.type = 2 AND NOT same THEN
+            PERFORM pg_advisory_xact_lock(7365981274301);
+            IF pgnfs_is_ancestor(sino, p_tdir) THEN
+                st := 22;
+            END IF;
+        END IF;
+        IF st <> 0 THEN
+            NULL;
+        ELSIF NOT pgnfs_may_f(fd, c_uid, c_gid, c_groups, 3) THEN
+            st := 13;
+        ELSIF fd.mode & 512 <> 0 AND c_uid <> 0 AND c_uid <> fd.uid AND c_uid <> s.uid THEN
+            st := 1;
+        ELSIF NOT pgnfs_may_f(td, c_uid, c_gid, c_groups, 3) THEN
+            st := 13;
+        ELSIF tino IS NOT NULL AND td.mode & 512 <> 0 AND c_uid <> 0 AND c_uid <> td.uid
+              AND c_uid <> t.uid THEN
+            st := 1;
+        ELSIF tino IS NOT NULL AND s.type = 2 AND t.type <> 2 THEN
+            st := 20;
+        ELSIF tino IS NOT NULL AND s.type <> 2 AND t.type = 2 THEN
+            st := 21;
+        ELSIF s.type = 2 AND NOT same AND NOT pgnfs_may_f(s, c_uid, c_gid, c_groups, 2) THEN
+            st := 13;
+        ELSIF tino IS NOT NULL AND t.type = 2
+              AND EXISTS (SELECT 1 FROM naming n WHERE n.parent = tino) THEN
+            st := 39;
+        END IF;
+    END IF;
+    IF st <> 0 THEN
+        RETURN NEXT pgnfs_res(st, 2, fd);
+        RETURN NEXT pgnfs_res(st, 3, fd);
+        RETURN NEXT pgnfs_res(st, 4, td);
+        RETURN NEXT pgnfs_res(st, 5, td);
+        RETURN;
+    END IF;
+
+    IF tino IS NOT NULL THEN
+        DELETE FROM naming WHERE parent = p_tdir AND name = p_tname;
+        IF t.type = 2 THEN
+            DELETE FROM fileatt WHERE inode = tino;
+            tdn := tdn - 1;
+        ELSIF t.nlink <= 1 THEN
+            DELETE FROM fileatt WHERE inode = tino;
+            IF t.type = 1 THEN
+                PERFORM pgnfs_data_drop(tino);
+            END IF;
+        ELSE
+            UPDATE fileatt SET nlink = nlink - 1, ctime = pgnfs_next_ctime(ctime, now),
+                               change = change + 1
+             WHERE inode = tino;
+        END IF;
+    END IF;
+    UPDATE naming SET parent = p_tdir, name = p_tname, cookie = nextval('pgnfs_cookie_seq')
+     WHERE parent = p_fdir AND name = p_fname;
+    UPDATE fileatt SET ctime = pgnfs_next_ctime(ctime, now), change = change + 1
+     WHERE inode = sino;
+    IF s.type = 2 AND NOT same THEN
+        fdn := fdn - 1;
+        tdn := tdn + 1;
+    END IF;
+    IF same THEN
+        fdp := pgnfs_dir_touch(p_fdir, fdn + tdn, now);
+        tdp := fdp;
+    ELSE
+        fdp := pgnfs_dir_touch(p_fdir, fdn, now);
+        tdp := pgnfs_dir_touch(p_tdir, tdn, now);
+    END IF;
+    RETURN NEXT pgnfs_res(0, 2, fd);
+    RETURN NEXT pgnfs_res(0, 3, fdp);
+    RETURN NEXT pgnfs_res(0, 4, td);
+    RETURN NEXT pgnfs_res(0, 5, tdp);
+END
+$$;
