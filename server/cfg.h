@@ -7,6 +7,14 @@
  * command line. Unknown groups or keys, and values that do not parse, are
  * errors that name the key and what is wrong.
  *
+ * Exports: group [exports], one key per exported path, the value in
+ * /etc/exports syntax: `/ = 127.0.0.1(rw,no_root_squash) 10.0.0.0/8(ro) *(ro)`.
+ * Environment: PGNFS_EXPORTS="PATH SPEC; PATH SPEC"; command line:
+ * --set exports.PATH=SPEC or --export "PATH SPEC". A later layer replaces
+ * an export of the same path. With no export configured anywhere the
+ * default is `/ = 127.0.0.1(rw) ::1(rw)` (local clients, root squashed).
+ * cfg.exports is sorted by path (a file handle stores the index).
+ *
  * NOTES
  *   A cfg is immutable once loaded; all strings are owned by it and freed
  *   by cfg_free().
@@ -75,11 +83,12 @@ typedef struct {
  * malloc'd message naming the file, key and problem (caller frees).
  */
 cfg *cfg_load(const char *path, const char *const *overrides, char **err);
+/* cfg_free -- free c and everything in it (NULL is fine). */
 void cfg_free(cfg *c);
 
 /*
  * cfg_from_cmdline -- the configuration a program's command line asks for:
- * removes the options it knows from *argc/*argv (--config FILE, --set
+ * removes the options it knows from *argc and *argv (--config FILE, --set
  * GROUP.KEY=VALUE, and the shortcuts --port N, --listen ADDR, --data DIR,
  * --conninfo STR, --threads N, --log-level LEVEL, --export "PATH SPEC")
  * and calls cfg_load(). Returns the cfg, or NULL with *err set (caller
@@ -89,11 +98,13 @@ void cfg_free(cfg *c);
 cfg *cfg_from_cmdline(int *argc, char ***argv, char **err);
 
 /*
- * cfg_parse_exports -- parse one export line "PATH CLIENT(OPTS) CLIENT(OPTS)
- * ..." into *out (caller frees with cfg_export_clear). Returns 0, or -1 with
- * *err set (caller frees).
+ * cfg_parse_export -- parse the export of `path` whose clients are `spec`
+ * ("CLIENT(OPTS) CLIENT(OPTS) ...") into *out (caller frees with
+ * cfg_export_clear). Returns 0, or -1 with *err set (caller frees) and
+ * *out empty.
  */
 int cfg_parse_export(const char *path, const char *spec, cfg_export *out, char **err);
+/* cfg_export_clear -- free what e holds and zero it (e itself stays). */
 void cfg_export_clear(cfg_export *e);
 
 #endif /* PGNFS_CFG_H */

@@ -1,0 +1,267 @@
+/*
+ * nfs3_conv.c -- conversions between dbfs and NFSv3 XDR types (RFC 1813
+ * section 2.5/2.6: fattr3, post_op_attr, wcc_data, sattr3, nfs_fh3), and
+ * the checks every handler makes on handles and names (nfs3_proc.h).
+ *
+ * NOTES
+ *   Times: dbfs keeps nanoseconds since the epoch in an int64; nfstime3 has
+ *   32-bit unsigned seconds. Times before 1970 or after 2106 are clamped on
+ *   the wire; what the database holds is never changed by that.
+ *
+ *   Memory: handles are written into srv_req_alloc() memory; nothing else
+ *   here allocates.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "nfs3_proc.h"
+
+#define NS_PER_SEC 1000000000LL
+
+nfstime3 nfs3_time_from_ns(int64_t ns)
+{
+    nfstime3 t;
+    int64_t sec = ns / NS_PER_SEC, nsec = ns % NS_PER_SEC;
+
+    if (nsec < 0) { /* floor, not truncation, for times before the epoch */
+        nsec += NS_PER_SEC;
+        sec--;
+    }
+    if (sec < 0) {
+        t.seconds = 0;
+        t.nseconds = 0;
+    } else if (sec > (int64_t)UINT32_MAX) {
+        t.seconds = UINT32_MAX;
+        t.nseconds = NS_PER_SEC - 1;
+    } else {
+        t.seconds = (u_int)sec;
+        t.nseconds = (u_int)nsec;
+    }
+    return t;
+}
+
+int64_t nfs3_time_to_ns(const nfstime3 *t)
+{
+    return (int64_t)t->seconds * NS_PER_SEC + (int64_t)t->nseconds;
+}
+
+ftype3 nfs3_ftype(dbfs_type t)
+{
+    switch (t) {
+    case DBFS_REG:
+        return NF3REG;
+    case DBFS_DIR:
+        return NF3DIR;
+    case DBFS_BLK:
+        return NF3BLK;
+    case DBFS_CHR:
+        return NF3CHR;
+    case DBFS_LNK:
+        return NF3LNK;
+    case DBFS_SOCK:
+        return NF3SOCK;
+    case DBFS_FIFO:
+        return NF3FIFO;
+    }
+    /* The schema stores only the types above. */
+    g_warning("nfs3: file of unknown type %d reported as a regular file", (int)t);
+    return NF3REG;
+}
+
+void nfs3_fattr(const dbfs_info *info, const dbfs_attr *a, fattr3 *out)
+{
+    out->type = nfs3_ftype(a->type);
+    out->mode = a->mode & 07777;
+    out->nlink = a->nlink;
+    out->uid = a->uid;
+    out->gid = a->gid;
+    out->size = a->size;
+    out->used = a->used;
+    out->rdev.specdata1 = a->rdev_major;
+    out->rdev.specdata2 = a->rdev_minor;
+    out->fsid = info->fsid;
+    out->fileid = a->ino;
+    out->atime = nfs3_time_from_ns(a->atime_ns);
+    out->mtime = nfs3_time_from_ns(a->mtime_ns);
+    out->ctime = nfs3_time_from_ns(a->ctime_ns);
+}
+
+void nfs3_post_op_attr(const dbfs_info *info, const dbfs_attr_opt *a, post_op_attr *out)
+{
+    out->attributes_follow = a && a->valid;
+    if (out->attributes_follow)
+        nfs3_fattr(info, &a->attr, &out->post_op_attr_u.attributes);
+}
+
+void nfs3_post_op_attr_of(const dbfs_info *info, const dbfs_attr *a, post_op_attr *out)
+{
+    out->attributes_follow = TRUE;
+    nfs3_fattr(info, a, &out->post_op_attr_u.attributes);
+}
+
+void nfs3_wcc(const dbfs_info *info, const dbfs_wcc *w, wcc_data *out)
+{
+    out->before.attributes_follow = w->have_pre;
+    if (w->have_pre) {
+        wcc_attr *b = &out->before.pre_op_attr_u.attributes;
+        b->size = w->pre_size;
+        b->mtime = nfs3_time_from_ns(w->pre_mtime_ns);
+        b->ctime = nfs3_time_from_ns(w->pre_ctime_ns);
+    }
+    out->after.attributes_follow = w->have_post;
+    if (w->have_post)
+        nfs3_fattr(info, &w->post, &out->after.post_op_attr_u.attributes);
+}
+
+/* One time of a sattr3; the *_NOW flag for server time. */
+static nfsstat3 nfs3_settime_in(time_how how, const nfstime3 *t, unsigned set_client,
+                                unsigned set_now, int64_t *ns, unsigned *set)
+{
+    switch (how) {
+    case DONT_CHANGE:
+        return NFS3_OK;
+    case SET_TO_SERVER_TIME:
+        *set |= set_now;
+        return NFS3_OK;
+    case SET_TO_CLIENT_TIME:
+        if (t->nseconds >= NS_PER_SEC)
+            return NFS3ERR_INVAL;
+        *ns = nfs3_time_to_ns(t);
+        *set |= set_client;
+        return NFS3_OK;
+    }
+    return NFS3ERR_INVAL;
+}
+
+nfsstat3 nfs3_sattr_in(const sattr3 *in, dbfs_sattr *out)
+{
+    nfsstat3 st;
+
+    memset(out, 0, sizeof *out);
+    if (in->mode.set_it) {
+        out->set |= DBFS_SET_MODE;
+        out->mode = in->mode.set_mode3_u.mode & 07777;
+    }
+    if (in->uid.set_it) {
+        out->set |= DBFS_SET_UID;
+        out->uid = in->uid.set_uid3_u.uid;
+    }
+    if (in->gid.set_it) {
+        out->set |= DBFS_SET_GID;
+        out->gid = in->gid.set_gid3_u.gid;
+    }
+    if (in->size.set_it) {
+        out->set |= DBFS_SET_SIZE;
+        out->size = in->size.set_size3_u.size;
+    }
+    st = nfs3_settime_in(in->atime.set_it, &in->atime.set_atime_u.atime, DBFS_SET_ATIME,
+                         DBFS_SET_ATIME_NOW, &out->atime_ns, &out->set);
+    if (st != NFS3_OK)
+        return st;
+    return nfs3_settime_in(in->mtime.set_it, &in->mtime.set_mtime_u.mtime, DBFS_SET_MTIME,
+                           DBFS_SET_MTIME_NOW, &out->mtime_ns, &out->set);
+}
+
+nfsstat3 nfs3_name_in(const char *name)
+{
+    if (!name || !*name)
+        return NFS3ERR_ACCES;
+    if (strnlen(name, DBFS_NAME_MAX + 1) > DBFS_NAME_MAX)
+        return NFS3ERR_NAMETOOLONG;
+    if (strchr(name, '/'))
+        return NFS3ERR_ACCES;
+    return NFS3_OK;
+}
+
+/* The peer as text for log lines ("?" if it has no numeric form). */
+static void nfs3_peer_str(const srv_req *req, char *buf, size_t len)
+{
+    if (getnameinfo((const struct sockaddr *)&req->peer, req->peerlen, buf, (socklen_t)len, NULL, 0,
+                    NI_NUMERICHOST) != 0)
+        g_strlcpy(buf, "?", len);
+}
+
+static unsigned nfs3_peer_port(const srv_req *req)
+{
+    const struct sockaddr *sa = (const struct sockaddr *)&req->peer;
+
+    if (sa->sa_family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+    if (sa->sa_family == AF_INET6)
+        return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+    return 65535;
+}
+
+nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out)
+{
+    const cfg *conf = req->srv->cfg;
+    const cfg_export *e;
+    const cfg_client *c;
+    fh_decoded d;
+    char peer[NI_MAXHOST];
+    int err;
+
+    err = fh_decode(req->srv->info, in->data.data_val, in->data.data_len, &d);
+    if (err == -ESTALE) {
+        g_info("nfs3: handle of another file system (xid %u)", req->xid);
+        return NFS3ERR_STALE;
+    }
+    if (err != 0) {
+        nfs3_peer_str(req, peer, sizeof peer);
+        g_info("nfs3: bad file handle (%u bytes) from %s", in->data.data_len, peer);
+        return NFS3ERR_BADHANDLE;
+    }
+    if (d.export_index >= conf->nexports) {
+        g_info("nfs3: handle for export %u, which is no longer configured", d.export_index);
+        return NFS3ERR_STALE;
+    }
+    e = &conf->exports[d.export_index];
+    c = srv_client_match(e, (const struct sockaddr *)&req->peer, req->peerlen);
+    if (!c) {
+        nfs3_peer_str(req, peer, sizeof peer);
+        g_message("nfs3: %s is not admitted by export %s", peer, e->path);
+        return NFS3ERR_ACCES;
+    }
+    if (c->secure && nfs3_peer_port(req) >= 1024) {
+        nfs3_peer_str(req, peer, sizeof peer);
+        g_message("nfs3: %s uses unprivileged port %u; export %s is secure", peer,
+                  nfs3_peer_port(req), e->path);
+        return NFS3ERR_ACCES;
+    }
+    req->export = e;
+    req->client = c;
+    srv_cred_squash(&req->auth, c, &req->cred);
+    *out = d.fh;
+    return NFS3_OK;
+}
+
+bool nfs3_read_only(const srv_req *req)
+{
+    return !req->client || !req->client->rw;
+}
+
+unsigned nfs3_export_index(const srv_req *req)
+{
+    g_assert(req->export >= req->srv->cfg->exports &&
+             req->export < req->srv->cfg->exports + req->srv->cfg->nexports);
+    return (unsigned)(req->export - req->srv->cfg->exports);
+}
+
+void nfs3_fh_out(srv_req *req, dbfs_fh fh, nfs_fh3 *out)
+{
+    unsigned char *buf = srv_req_alloc(req, FH_SIZE);
+
+    fh_encode(req->srv->info, nfs3_export_index(req), fh, buf);
+    out->data.data_val = (char *)buf;
+    out->data.data_len = FH_SIZE;
+}
+
+void nfs3_post_op_fh(srv_req *req, dbfs_fh fh, post_op_fh3 *out)
+{
+    out->handle_follows = TRUE;
+    nfs3_fh_out(req, fh, &out->post_op_fh3_u.handle);
+}

@@ -1,0 +1,150 @@
+/*
+ * nfs3_io.c -- NFSv3 data procedures: READ, WRITE, COMMIT (RFC 1813
+ * sections 3.3.6, 3.3.7, 3.3.21).
+ *
+ * NOTES
+ *   Counts and offsets, as Linux nfsd treats them:
+ *   - READ: a count over SRV_IO_MAX (FSINFO rtmax) is clamped -- a short
+ *     read is legal and the client asks for the rest. An offset beyond the
+ *     largest file size reads nothing (count 0, eof), and a range that
+ *     would pass it is cut there.
+ *   - WRITE: a count that differs from the length of the data is
+ *     NFS3ERR_INVAL (Linux rejects such a call at decoding); a count over
+ *     SRV_IO_MAX (FSINFO wtmax) is clamped and the reply says how much was
+ *     written, which the client must accept (3.3.7: count may be less than
+ *     asked). A range ending beyond 2^63-1 is NFS3ERR_FBIG.
+ *   - COMMIT: an offset beyond 2^63-1 is NFS3ERR_INVAL.
+ *
+ *   The write verifier is srv->write_verf in every WRITE and COMMIT reply;
+ *   it changes only when the server restarts (srv.h).
+ */
+#include <string.h>
+
+#include "nfs3_proc.h"
+
+static stable_how nfs3_stable_out(dbfs_stable s)
+{
+    switch (s) {
+    case DBFS_UNSTABLE:
+        return UNSTABLE;
+    case DBFS_DATA_SYNC:
+        return DATA_SYNC;
+    case DBFS_FILE_SYNC:
+        return FILE_SYNC;
+    }
+    return FILE_SYNC;
+}
+
+/* READ: bytes of a file (RFC 1813 3.3.6). */
+void nfs3_proc_read(srv_req *req, void *argp, void *resp)
+{
+    const READ3args *args = argp;
+    READ3res *res = resp;
+    uint64_t off = args->offset;
+    uint32_t count = args->count > SRV_IO_MAX ? SRV_IO_MAX : args->count;
+    dbfs_fh fh;
+    dbfs_attr_opt attr = {0};
+    uint32_t nread = 0;
+    bool eof = false;
+    char *buf = NULL;
+    nfsstat3 st;
+
+    st = nfs3_fh_in(req, &args->file, &fh);
+    if (off > (uint64_t)DBFS_MAX_FILESIZE)
+        off = DBFS_MAX_FILESIZE;
+    if (count > (uint64_t)DBFS_MAX_FILESIZE - off)
+        count = (uint32_t)((uint64_t)DBFS_MAX_FILESIZE - off);
+    if (st == NFS3_OK) {
+        buf = srv_req_alloc(req, count);
+        st = nfs3_errno_to_stat(
+            dbfs_read(req->db, &req->cred, fh, off, count, buf, &nread, &eof, &attr),
+            NFSPROC3_READ);
+    }
+    res->status = st;
+    if (st != NFS3_OK) {
+        nfs3_post_op_attr(req->srv->info, &attr, &res->READ3res_u.resfail.file_attributes);
+        return;
+    }
+    READ3resok *ok = &res->READ3res_u.resok;
+    nfs3_post_op_attr(req->srv->info, &attr, &ok->file_attributes);
+    ok->count = nread;
+    ok->eof = eof;
+    ok->data.data_len = nread;
+    ok->data.data_val = buf;
+}
+
+/* WRITE: bytes into a file, at the stability asked or better (RFC 1813 3.3.7). */
+void nfs3_proc_write(srv_req *req, void *argp, void *resp)
+{
+    const WRITE3args *args = argp;
+    WRITE3res *res = resp;
+    uint64_t off = args->offset;
+    uint32_t count = args->count > SRV_IO_MAX ? SRV_IO_MAX : args->count;
+    dbfs_stable how = DBFS_FILE_SYNC, committed = DBFS_FILE_SYNC;
+    dbfs_fh fh;
+    dbfs_wcc wcc = {0};
+    nfsstat3 st;
+
+    st = nfs3_fh_in(req, &args->file, &fh);
+    if (st == NFS3_OK && args->data.data_len != args->count)
+        st = NFS3ERR_INVAL;
+    if (st == NFS3_OK) {
+        switch (args->stable) {
+        case UNSTABLE:
+            how = DBFS_UNSTABLE;
+            break;
+        case DATA_SYNC:
+            how = DBFS_DATA_SYNC;
+            break;
+        case FILE_SYNC:
+            how = DBFS_FILE_SYNC;
+            break;
+        default:
+            st = NFS3ERR_INVAL;
+            break;
+        }
+    }
+    if (st == NFS3_OK && nfs3_read_only(req))
+        st = NFS3ERR_ROFS;
+    if (st == NFS3_OK &&
+        (off > (uint64_t)DBFS_MAX_FILESIZE || count > (uint64_t)DBFS_MAX_FILESIZE - off))
+        st = NFS3ERR_FBIG;
+    if (st == NFS3_OK)
+        st = nfs3_errno_to_stat(dbfs_write(req->db, &req->cred, fh, off, args->data.data_val, count,
+                                           how, &committed, &wcc),
+                                NFSPROC3_WRITE);
+    res->status = st;
+    if (st != NFS3_OK) {
+        nfs3_wcc(req->srv->info, &wcc, &res->WRITE3res_u.resfail.file_wcc);
+        return;
+    }
+    WRITE3resok *ok = &res->WRITE3res_u.resok;
+    nfs3_wcc(req->srv->info, &wcc, &ok->file_wcc);
+    ok->count = count;
+    ok->committed = nfs3_stable_out(committed);
+    memcpy(ok->verf, req->srv->write_verf, NFS3_WRITEVERFSIZE);
+}
+
+/* COMMIT: make earlier UNSTABLE writes durable (RFC 1813 3.3.21). */
+void nfs3_proc_commit(srv_req *req, void *argp, void *resp)
+{
+    const COMMIT3args *args = argp;
+    COMMIT3res *res = resp;
+    dbfs_fh fh;
+    dbfs_wcc wcc = {0};
+    nfsstat3 st;
+
+    st = nfs3_fh_in(req, &args->file, &fh);
+    if (st == NFS3_OK && args->offset > (uint64_t)DBFS_MAX_FILESIZE)
+        st = NFS3ERR_INVAL;
+    if (st == NFS3_OK)
+        st = nfs3_errno_to_stat(dbfs_commit(req->db, fh, args->offset, args->count, &wcc),
+                                NFSPROC3_COMMIT);
+    res->status = st;
+    if (st != NFS3_OK) {
+        nfs3_wcc(req->srv->info, &wcc, &res->COMMIT3res_u.resfail.file_wcc);
+        return;
+    }
+    nfs3_wcc(req->srv->info, &wcc, &res->COMMIT3res_u.resok.file_wcc);
+    memcpy(res->COMMIT3res_u.resok.verf, req->srv->write_verf, NFS3_WRITEVERFSIZE);
+}

@@ -1,0 +1,163 @@
+/*
+ * nfs3_proc.h -- private to the NFSv3 and MOUNTv3 procedure handlers
+ * (nfs3_*.c, mnt3.c): the handler prototypes, the one errno -> nfsstat3
+ * table, the conversions between dbfs and XDR types, and the checks every
+ * handler makes on its input.
+ *
+ * NOTES
+ *   Every handler has one shape: nfs3_fh_in() for each handle it gets,
+ *   checks of names and counts, one dbfs call, nfs3_errno_to_stat(), then
+ *   resok or resfail filled with whatever attributes dbfs could give.
+ *
+ *   Memory: conversions that need memory (handles, names, data) take it from
+ *   srv_req_alloc(), so it lives until the reply has been encoded. Nothing
+ *   here keeps state between requests.
+ *
+ *   Names (filename3): rpcgen's xdr_string() hands us a NUL-terminated
+ *   buffer but not the decoded length, so a name with an embedded NUL cannot
+ *   be told apart from the shorter name before the NUL; it is taken as that
+ *   shorter name (which is then checked like any other). Empty names and
+ *   names containing '/' are refused with NFS3ERR_ACCES, as Linux nfsd does
+ *   through lookup_one_len(); names over DBFS_NAME_MAX bytes are
+ *   NFS3ERR_NAMETOOLONG, before any database call.
+ */
+#ifndef PGNFS_NFS3_PROC_H
+#define PGNFS_NFS3_PROC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nfs3.h"
+#include "dbfs.h"
+#include "fh.h"
+#include "srv.h"
+
+/*
+ * xdr_void as a srv_proc XDR routine; the cast goes through void (*)(void),
+ * the type C compilers accept as "any function".
+ */
+#define NFS3_XDR_VOID ((xdrproc_t)(void (*)(void))xdr_void)
+
+/* --- procedure handlers (srv_proc.handler) -------------------------------- */
+
+void nfs3_proc_null(srv_req *req, void *argp, void *resp);
+void nfs3_proc_getattr(srv_req *req, void *argp, void *resp);
+void nfs3_proc_setattr(srv_req *req, void *argp, void *resp);
+void nfs3_proc_lookup(srv_req *req, void *argp, void *resp);
+void nfs3_proc_access(srv_req *req, void *argp, void *resp);
+void nfs3_proc_readlink(srv_req *req, void *argp, void *resp);
+void nfs3_proc_read(srv_req *req, void *argp, void *resp);
+void nfs3_proc_write(srv_req *req, void *argp, void *resp);
+void nfs3_proc_create(srv_req *req, void *argp, void *resp);
+void nfs3_proc_mkdir(srv_req *req, void *argp, void *resp);
+void nfs3_proc_symlink(srv_req *req, void *argp, void *resp);
+void nfs3_proc_mknod(srv_req *req, void *argp, void *resp);
+void nfs3_proc_remove(srv_req *req, void *argp, void *resp);
+void nfs3_proc_rmdir(srv_req *req, void *argp, void *resp);
+void nfs3_proc_rename(srv_req *req, void *argp, void *resp);
+void nfs3_proc_link(srv_req *req, void *argp, void *resp);
+void nfs3_proc_readdir(srv_req *req, void *argp, void *resp);
+void nfs3_proc_readdirplus(srv_req *req, void *argp, void *resp);
+void nfs3_proc_fsstat(srv_req *req, void *argp, void *resp);
+void nfs3_proc_fsinfo(srv_req *req, void *argp, void *resp);
+void nfs3_proc_pathconf(srv_req *req, void *argp, void *resp);
+void nfs3_proc_commit(srv_req *req, void *argp, void *resp);
+
+/* --- errors (nfs3_err.c) ----------------------------------------------------- */
+
+/*
+ * nfs3_errno_to_stat -- the NFS status for dbfs result `err` (0 or a
+ * negative errno; a positive errno is taken as its negative) as procedure
+ * `proc` (NFSPROC3_*) may report it. 0 is NFS3_OK. An errno the table does
+ * not know is NFS3ERR_IO, with a warning naming it the first time it is
+ * seen. A status RFC 1813 reserves for other procedures (NOT_SYNC outside
+ * SETATTR, EXIST outside the procedures that create or remove names, ...)
+ * is replaced by the nearest status this procedure may return, with a
+ * warning. Cannot fail.
+ */
+nfsstat3 nfs3_errno_to_stat(int err, unsigned proc);
+
+/*
+ * nfs3_stat_allowed -- may procedure `proc` return status `st`? True for
+ * the statuses any procedure may return (section 2.6: permission, I/O,
+ * handle, server and argument errors, JUKEBOX) and for those the ERRORS
+ * list of the procedure in RFC 1813 section 3.3 names.
+ */
+bool nfs3_stat_allowed(unsigned proc, nfsstat3 st);
+
+/* --- conversions (nfs3_conv.c) --------------------------------------------- */
+
+/*
+ * nfs3_time_from_ns -- nanoseconds since the epoch as nfstime3. Seconds
+ * outside [0, 2^32-1] are clamped to the nearest representable time
+ * ({0, 0} or {2^32-1, 999999999}). Cannot fail.
+ */
+nfstime3 nfs3_time_from_ns(int64_t ns);
+
+/* nfs3_time_to_ns -- an nfstime3 as nanoseconds (nseconds taken as given). */
+int64_t nfs3_time_to_ns(const nfstime3 *t);
+
+/* nfs3_ftype -- the ftype3 of a dbfs file type. */
+ftype3 nfs3_ftype(dbfs_type t);
+
+/* nfs3_fattr -- fattr3 of a (fsid from info, fileid = inode). Cannot fail. */
+void nfs3_fattr(const dbfs_info *info, const dbfs_attr *a, fattr3 *out);
+
+/* nfs3_post_op_attr -- attributes if `a` is valid, else none. */
+void nfs3_post_op_attr(const dbfs_info *info, const dbfs_attr_opt *a, post_op_attr *out);
+
+/* nfs3_post_op_attr_of -- attributes `a`, always present. */
+void nfs3_post_op_attr_of(const dbfs_info *info, const dbfs_attr *a, post_op_attr *out);
+
+/* nfs3_wcc -- wcc_data from dbfs's before/after attributes. */
+void nfs3_wcc(const dbfs_info *info, const dbfs_wcc *w, wcc_data *out);
+
+/*
+ * nfs3_sattr_in -- sattr3 as dbfs_sattr: mode masked to 07777, times
+ * SET_TO_SERVER_TIME as the *_NOW flags. Returns NFS3_OK, or
+ * NFS3ERR_INVAL (out untouched beyond what was already converted) for a
+ * client time with nseconds >= 10^9 or an unknown time_how.
+ */
+nfsstat3 nfs3_sattr_in(const sattr3 *in, dbfs_sattr *out);
+
+/*
+ * nfs3_name_in -- check a filename3 (see NOTES). Returns NFS3_OK,
+ * NFS3ERR_ACCES (empty, or contains '/') or NFS3ERR_NAMETOOLONG.
+ */
+nfsstat3 nfs3_name_in(const char *name);
+
+/*
+ * nfs3_fh_in -- the file named by handle `in`, and the caller as the
+ * handle's export sees him. Decodes and authenticates the handle
+ * (NFS3ERR_BADHANDLE; NFS3ERR_STALE for another file system or an export
+ * index beyond the configuration), checks that the export admits the
+ * client (NFS3ERR_ACCES with a log line; a `secure` export also needs a
+ * source port below 1024), and sets req->export, req->client and req->cred.
+ * Returns NFS3_OK with *out filled; on error *out and req are unchanged.
+ */
+nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out);
+
+/* nfs3_read_only -- is the export read-only for this client? (after fh_in) */
+bool nfs3_read_only(const srv_req *req);
+
+/* nfs3_export_index -- position of req->export in the configuration. */
+unsigned nfs3_export_index(const srv_req *req);
+
+/* nfs3_fh_out -- the handle of fh in req->export, in request memory. */
+void nfs3_fh_out(srv_req *req, dbfs_fh fh, nfs_fh3 *out);
+
+/* nfs3_post_op_fh -- a post_op_fh3 holding the handle of fh. */
+void nfs3_post_op_fh(srv_req *req, dbfs_fh fh, post_op_fh3 *out);
+
+/* --- exports (mnt3.c) -------------------------------------------------------- */
+
+/*
+ * mnt3_resolve -- walk `path` (absolute, components separated by '/',
+ * without "." or "..") from the root of the file system as root (uid 0),
+ * one dbfs_lookup per component. Returns 0 and *out, or the dbfs error of
+ * the step that failed (-ENOENT, -ENOTDIR, -ENAMETOOLONG, -EAGAIN, ...).
+ * The last component may be of any type.
+ */
+int mnt3_resolve(srv_req *req, const char *path, dbfs_attr *out);
+
+#endif /* PGNFS_NFS3_PROC_H */

@@ -1,0 +1,604 @@
+/*
+ * test_cfg.c -- configuration (cfg.c): defaults, the file, environment and
+ * command line and their precedence, every error path (the message must
+ * name where the value came from and the key), and export lines with every
+ * client form and option.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "cfg.h"
+
+/* Environment variables cfg reads; cleared before every test. */
+static const char *const env_names[] = {
+    "PGNFS_DATABASE_CONNINFO",
+    "PGNFS_EMBEDDED_DATA_DIR",
+    "PGNFS_EMBEDDED_PG_BINDIR",
+    "PGNFS_EMBEDDED_PG_USER",
+    "PGNFS_SERVER_LISTEN",
+    "PGNFS_SERVER_PORT",
+    "PGNFS_SERVER_THREADS",
+    "PGNFS_SERVER_UDP",
+    "PGNFS_SERVER_RPCBIND",
+    "PGNFS_SERVER_MAX_CONNECTIONS",
+    "PGNFS_SERVER_DRC_ENTRIES",
+    "PGNFS_LOG_LEVEL",
+    "PGNFS_STORAGE_SCHEMA",
+    "PGNFS_STORAGE_CHUNK_SIZE",
+    "PGNFS_STORAGE_ENCODING",
+    "PGNFS_STORAGE_RELATIME",
+    "PGNFS_EXPORTS",
+};
+
+static void clear_env(void)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(env_names); i++)
+        g_unsetenv(env_names[i]);
+}
+
+/* A temporary file with text; returns its path (g_free; caller unlinks). */
+static char *write_file(const char *text)
+{
+    GError *err = NULL;
+    char *path = NULL;
+    int fd = g_file_open_tmp("pgnfs-cfg-XXXXXX.conf", &path, &err);
+
+    g_assert_no_error(err);
+    close(fd);
+    g_assert_true(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+/* Load with a file (may be NULL) and overrides; must fail with a message
+ * containing every one of the NULL-terminated needles. */
+static void expect_error(const char *file_text, const char *const *overrides, ...)
+{
+    char *path = file_text ? write_file(file_text) : NULL;
+    char *err = NULL;
+    cfg *c = cfg_load(path, overrides, &err);
+    va_list ap;
+
+    g_assert_null(c);
+    g_assert_nonnull(err);
+    va_start(ap, overrides);
+    for (const char *needle = va_arg(ap, const char *); needle; needle = va_arg(ap, const char *))
+        if (!strstr(err, needle))
+            g_error("error message '%s' does not contain '%s'", err, needle);
+    va_end(ap);
+    if (path && !strstr(err, path) && !strstr(err, "command line") && !strstr(err, "environment"))
+        g_error("error message '%s' does not name the file %s", err, path);
+    free(err);
+    if (path) {
+        g_unlink(path);
+        g_free(path);
+    }
+}
+
+static cfg *load_ok(const char *file_text, const char *const *overrides)
+{
+    char *path = file_text ? write_file(file_text) : NULL;
+    char *err = NULL;
+    cfg *c = cfg_load(path, overrides, &err);
+
+    if (!c)
+        g_error("cfg_load failed: %s", err);
+    g_assert_null(err);
+    if (path) {
+        g_unlink(path);
+        g_free(path);
+    }
+    return c;
+}
+
+static const cfg_export *find_export(const cfg *c, const char *path)
+{
+    for (unsigned i = 0; i < c->nexports; i++)
+        if (strcmp(c->exports[i].path, path) == 0)
+            return &c->exports[i];
+    return NULL;
+}
+
+static void test_defaults(void)
+{
+    cfg *c;
+
+    clear_env();
+    c = load_ok(NULL, NULL);
+    g_assert_cmpstr(c->conninfo, ==, "");
+    g_assert_cmpstr(c->data_dir, ==, "./pgnfs-data");
+    g_assert_cmpstr(c->pg_bindir, ==, "");
+    g_assert_cmpstr(c->pg_user, ==, "postgres");
+    g_assert_cmpstr(c->listen, ==, "0.0.0.0");
+    g_assert_cmpuint(c->port, ==, 2049);
+    g_assert_cmpuint(c->threads, ==, 4);
+    g_assert_true(c->udp);
+    g_assert_true(c->rpcbind);
+    g_assert_cmpuint(c->max_connections, ==, 1024);
+    g_assert_cmpuint(c->drc_entries, ==, 4096);
+    g_assert_cmpstr(c->log_level, ==, "info");
+    g_assert_cmpstr(c->storage, ==, "single");
+    g_assert_cmpuint(c->chunk_size, ==, 8192);
+    g_assert_cmpstr(c->encoding, ==, "binary");
+    g_assert_true(c->relatime);
+
+    /* The default export: local clients only, read-write, root squashed. */
+    g_assert_cmpuint(c->nexports, ==, 1);
+    const cfg_export *e = &c->exports[0];
+    g_assert_cmpstr(e->path, ==, "/");
+    g_assert_cmpuint(e->nclients, ==, 2);
+    g_assert_cmpint(e->clients[0].kind, ==, CFG_CLIENT_NET);
+    g_assert_cmpint(e->clients[0].family, ==, AF_INET);
+    g_assert_cmpuint(e->clients[0].prefix, ==, 32);
+    g_assert_cmpmem(e->clients[0].addr, 4, "\x7f\0\0\x01", 4);
+    g_assert_true(e->clients[0].rw);
+    g_assert_true(e->clients[0].root_squash);
+    g_assert_cmpint(e->clients[1].family, ==, AF_INET6);
+    g_assert_cmpuint(e->clients[1].prefix, ==, 128);
+    g_assert_true(e->clients[1].rw);
+    cfg_free(c);
+}
+
+static void test_file(void)
+{
+    clear_env();
+    cfg *c = load_ok("# a comment\n"
+                     "[database]\nconninfo = host=db dbname=fs user=x\n"
+                     "[embedded]\ndata_dir = /var/lib/pgnfs\npg_bindir=/usr/lib/postgresql/15/bin\n"
+                     "pg_user = pgnfs\n"
+                     "[server]\nlisten = ::\nport = 0\nthreads = 256\nudp = no\nrpcbind = off\n"
+                     "max_connections = 10\ndrc_entries = 0\n"
+                     "[log]\nlevel = debug\n"
+                     "[storage]\nschema = hybrid\nchunk_size = 65536\nencoding = base64\n"
+                     "relatime = false\n"
+                     "[exports]\n/ = 127.0.0.1(rw,no_root_squash) 10.0.0.0/8(ro) *(ro)\n"
+                     "/home/a b = host.example.com(rw)\n",
+                     NULL);
+    g_assert_cmpstr(c->conninfo, ==, "host=db dbname=fs user=x");
+    g_assert_cmpstr(c->data_dir, ==, "/var/lib/pgnfs");
+    g_assert_cmpstr(c->pg_bindir, ==, "/usr/lib/postgresql/15/bin");
+    g_assert_cmpstr(c->pg_user, ==, "pgnfs");
+    g_assert_cmpstr(c->listen, ==, "::");
+    g_assert_cmpuint(c->port, ==, 0);
+    g_assert_cmpuint(c->threads, ==, 256);
+    g_assert_false(c->udp);
+    g_assert_false(c->rpcbind);
+    g_assert_cmpuint(c->max_connections, ==, 10);
+    g_assert_cmpuint(c->drc_entries, ==, 0);
+    g_assert_cmpstr(c->log_level, ==, "debug");
+    g_assert_cmpstr(c->storage, ==, "hybrid");
+    g_assert_cmpuint(c->chunk_size, ==, 65536);
+    g_assert_cmpstr(c->encoding, ==, "base64");
+    g_assert_false(c->relatime);
+    g_assert_cmpuint(c->nexports, ==, 2);
+    /* sorted by path */
+    g_assert_cmpstr(c->exports[0].path, ==, "/");
+    g_assert_cmpstr(c->exports[1].path, ==, "/home/a b");
+    g_assert_cmpuint(c->exports[0].nclients, ==, 3);
+    g_assert_false(c->exports[0].clients[0].root_squash);
+    g_assert_true(c->exports[0].clients[0].rw);
+    g_assert_false(c->exports[0].clients[1].rw);
+    g_assert_cmpint(c->exports[0].clients[2].kind, ==, CFG_CLIENT_ANY);
+    g_assert_cmpint(c->exports[1].clients[0].kind, ==, CFG_CLIENT_HOST);
+    g_assert_cmpstr(c->exports[1].clients[0].host, ==, "host.example.com");
+    cfg_free(c);
+}
+
+static void test_precedence(void)
+{
+    const char *file = "[server]\nport = 1000\nthreads = 3\n[log]\nlevel = warning\n"
+                       "[exports]\n/ = *(ro)\n/a = *(ro)\n";
+    const char *const over[] = {"server.port=3000", "exports./=10.0.0.0/8(rw)", NULL};
+    cfg *c;
+
+    clear_env();
+    c = load_ok(file, NULL);
+    g_assert_cmpuint(c->port, ==, 1000);
+    g_assert_cmpuint(c->threads, ==, 3);
+    cfg_free(c);
+
+    g_setenv("PGNFS_SERVER_PORT", "2000", TRUE);
+    g_setenv("PGNFS_LOG_LEVEL", "error", TRUE);
+    g_setenv("PGNFS_EXPORTS", "/b 10.1.0.0/16(rw) ; /a 192.168.0.0/16(rw);", TRUE);
+    c = load_ok(file, NULL);
+    g_assert_cmpuint(c->port, ==, 2000); /* env over file */
+    g_assert_cmpuint(c->threads, ==, 3); /* file over default */
+    g_assert_cmpstr(c->log_level, ==, "error");
+    g_assert_cmpuint(c->nexports, ==, 3); /* /, /a (replaced by env), /b */
+    const cfg_export *a = find_export(c, "/a");
+    g_assert_nonnull(a);
+    g_assert_cmpuint(a->nclients, ==, 1);
+    g_assert_cmpint(a->clients[0].kind, ==, CFG_CLIENT_NET);
+    g_assert_true(a->clients[0].rw);
+    g_assert_nonnull(find_export(c, "/b"));
+    cfg_free(c);
+
+    c = load_ok(file, over);
+    g_assert_cmpuint(c->port, ==, 3000); /* command line over env */
+    g_assert_cmpstr(c->log_level, ==, "error");
+    const cfg_export *root = find_export(c, "/");
+    g_assert_cmpuint(root->nclients, ==, 1);
+    g_assert_true(root->clients[0].rw);
+    g_assert_cmpuint(root->clients[0].prefix, ==, 8);
+    cfg_free(c);
+
+    /* The last of several command-line values wins. */
+    const char *const twice[] = {"server.threads=5", "server.threads=6", NULL};
+    c = load_ok(NULL, twice);
+    g_assert_cmpuint(c->threads, ==, 6);
+    cfg_free(c);
+    clear_env();
+}
+
+static void test_errors_file(void)
+{
+    clear_env();
+    expect_error("[srever]\nport = 1\n", NULL, "[srever]", "server", NULL);
+    expect_error("[server]\nprot = 1\n", NULL, "prot", "[server]", "port", NULL);
+    expect_error("[server]\nport = 70000\n", NULL, "[server] port", "70000", "0 to 65535", NULL);
+    expect_error("[server]\nport = -1\n", NULL, "port", "-1", NULL);
+    expect_error("[server]\nport = 12ab\n", NULL, "port", "12ab", NULL);
+    expect_error("[server]\nthreads = 0\n", NULL, "threads", "1 to 256", NULL);
+    expect_error("[server]\nthreads = 257\n", NULL, "threads", "257", NULL);
+    expect_error("[server]\nmax_connections = 0\n", NULL, "max_connections", NULL);
+    expect_error("[server]\ndrc_entries = 99999999\n", NULL, "drc_entries", NULL);
+    expect_error("[server]\nudp = maybe\n", NULL, "udp", "maybe", "true or false", NULL);
+    expect_error("[server]\nlisten = localhost\n", NULL, "listen", "localhost", "IPv4 or IPv6",
+                 NULL);
+    expect_error("[storage]\nchunk_size = 3000\n", NULL, "chunk_size", "power of two", NULL);
+    expect_error("[storage]\nchunk_size = 512\n", NULL, "chunk_size", "1024", NULL);
+    expect_error("[storage]\nchunk_size = 2097152\n", NULL, "chunk_size", "1048576", NULL);
+    expect_error("[storage]\nschema = raid\n", NULL, "schema", "raid", "single, inversion, hybrid",
+                 NULL);
+    expect_error("[storage]\nencoding = hex\n", NULL, "encoding", "binary, base64", NULL);
+    expect_error("[log]\nlevel = verbose\n", NULL, "level", "error, warning, info, debug", NULL);
+    expect_error("[embedded]\ndata_dir =\n", NULL, "data_dir", "empty", NULL);
+    expect_error("this is not a key file\n", NULL, "cannot load", NULL);
+    expect_error("[exports]\nrelative = *(rw)\n", NULL, "[exports] relative", "absolute", NULL);
+    expect_error("[exports]\n/ = *(rw,async)\n", NULL, "[exports] /", "async", "no_root_squash",
+                 NULL);
+
+    /* A file that does not exist. */
+    char *err = NULL;
+    g_assert_null(cfg_load("/nonexistent/pgnfs.conf", NULL, &err));
+    g_assert_nonnull(strstr(err, "/nonexistent/pgnfs.conf"));
+    free(err);
+}
+
+static void test_errors_env_cmdline(void)
+{
+    clear_env();
+    g_setenv("PGNFS_SERVER_THREADS", "lots", TRUE);
+    expect_error(NULL, NULL, "PGNFS_SERVER_THREADS", "lots", NULL);
+    clear_env();
+    g_setenv("PGNFS_EXPORTS", "/x", TRUE);
+    expect_error(NULL, NULL, "PGNFS_EXPORTS", "/x", NULL);
+    g_setenv("PGNFS_EXPORTS", "/x 10.0.0.0/40(rw)", TRUE);
+    expect_error(NULL, NULL, "PGNFS_EXPORTS", "/x", "10.0.0.0/40", NULL);
+    clear_env();
+
+    const char *const a[] = {"server.threads=0", NULL};
+    expect_error(NULL, a, "command line server.threads", "1 to 256", NULL);
+    const char *const b[] = {"serverport=1", NULL};
+    expect_error(NULL, b, "serverport=1", "GROUP.KEY=VALUE", NULL);
+    const char *const c[] = {"server.port", NULL};
+    expect_error(NULL, c, "server.port", "GROUP.KEY=VALUE", NULL);
+    const char *const d[] = {"nope.port=1", NULL};
+    expect_error(NULL, d, "nope", "groups are", NULL);
+    const char *const e[] = {"server.nope=1", NULL};
+    expect_error(NULL, e, "nope", "[server]", "listen", NULL);
+    const char *const f[] = {"exports./x=", NULL};
+    expect_error(NULL, f, "exports./x", "no clients", NULL);
+    const char *const g[] = {"log.level=loud", NULL};
+    expect_error(NULL, g, "log.level", "loud", NULL);
+}
+
+/* Parse one export; must succeed. */
+static cfg_export parse_ok(const char *path, const char *spec)
+{
+    cfg_export e;
+    char *err = NULL;
+
+    if (cfg_parse_export(path, spec, &e, &err) != 0)
+        g_error("cfg_parse_export(%s, %s): %s", path, spec, err);
+    g_assert_cmpstr(e.path, ==, path);
+    return e;
+}
+
+static void parse_bad(const char *path, const char *spec, const char *needle)
+{
+    cfg_export e;
+    char *err = NULL;
+
+    g_assert_cmpint(cfg_parse_export(path, spec, &e, &err), ==, -1);
+    g_assert_nonnull(err);
+    if (!strstr(err, needle))
+        g_error("error '%s' for '%s %s' lacks '%s'", err, path, spec, needle);
+    g_assert_nonnull(strstr(err, path));
+    g_assert_cmpuint(e.nclients, ==, 0);
+    g_assert_null(e.path);
+    free(err);
+}
+
+static void test_export_clients(void)
+{
+    cfg_export e = parse_ok("/", "*");
+    g_assert_cmpuint(e.nclients, ==, 1);
+    cfg_client *c = &e.clients[0];
+    g_assert_cmpint(c->kind, ==, CFG_CLIENT_ANY);
+    /* defaults: ro, root_squash, no all_squash, insecure, anon 65534 */
+    g_assert_false(c->rw);
+    g_assert_true(c->root_squash);
+    g_assert_false(c->all_squash);
+    g_assert_false(c->secure);
+    g_assert_cmpuint(c->anonuid, ==, 65534);
+    g_assert_cmpuint(c->anongid, ==, 65534);
+    cfg_export_clear(&e);
+
+    e = parse_ok("/data", "10.1.2.3 10.1.2.3/8 10.0.0.0/255.255.0.0 ::1 fe80::1234/10 "
+                          "host-1.example.com 0.0.0.0/0");
+    g_assert_cmpuint(e.nclients, ==, 7);
+    g_assert_cmpint(e.clients[0].kind, ==, CFG_CLIENT_NET);
+    g_assert_cmpint(e.clients[0].family, ==, AF_INET);
+    g_assert_cmpuint(e.clients[0].prefix, ==, 32);
+    g_assert_cmpmem(e.clients[0].addr, 4, "\x0a\x01\x02\x03", 4);
+    g_assert_cmpuint(e.clients[1].prefix, ==, 8);
+    g_assert_cmpmem(e.clients[1].addr, 4, "\x0a\0\0\0", 4); /* host bits cleared */
+    g_assert_cmpuint(e.clients[2].prefix, ==, 16);
+    g_assert_cmpint(e.clients[3].family, ==, AF_INET6);
+    g_assert_cmpuint(e.clients[3].prefix, ==, 128);
+    unsigned char one[16] = {0};
+    one[15] = 1;
+    g_assert_cmpmem(e.clients[3].addr, 16, one, 16);
+    g_assert_cmpuint(e.clients[4].prefix, ==, 10);
+    unsigned char fe80[16] = {0xfe, 0x80};
+    g_assert_cmpmem(e.clients[4].addr, 16, fe80, 16);
+    g_assert_cmpint(e.clients[5].kind, ==, CFG_CLIENT_HOST);
+    g_assert_cmpstr(e.clients[5].host, ==, "host-1.example.com");
+    g_assert_cmpuint(e.clients[6].prefix, ==, 0);
+    cfg_export_clear(&e);
+    g_assert_null(e.clients);
+}
+
+static void test_export_options(void)
+{
+    cfg_export e = parse_ok("/", "a(rw,no_root_squash,all_squash,anonuid=1000,anongid=2000,secure) "
+                                 "b(rw,ro) c( rw , insecure ,no_all_squash, root_squash ) d() "
+                                 "e(ro,rw,all_squash,no_all_squash,secure,insecure)");
+    g_assert_cmpuint(e.nclients, ==, 5);
+    cfg_client *a = &e.clients[0];
+    g_assert_true(a->rw);
+    g_assert_false(a->root_squash);
+    g_assert_true(a->all_squash);
+    g_assert_cmpuint(a->anonuid, ==, 1000);
+    g_assert_cmpuint(a->anongid, ==, 2000);
+    g_assert_true(a->secure);
+    g_assert_false(e.clients[1].rw); /* the last one wins */
+    g_assert_true(e.clients[2].rw);
+    g_assert_false(e.clients[2].secure);
+    g_assert_false(e.clients[2].all_squash);
+    g_assert_true(e.clients[2].root_squash);
+    g_assert_false(e.clients[3].rw); /* "()" is the defaults */
+    g_assert_true(e.clients[3].root_squash);
+    g_assert_true(e.clients[4].rw);
+    g_assert_false(e.clients[4].all_squash);
+    g_assert_false(e.clients[4].secure);
+    cfg_export_clear(&e);
+
+    e = parse_ok("/", "*(anonuid=0,anongid=4294967295)");
+    g_assert_cmpuint(e.clients[0].anonuid, ==, 0);
+    g_assert_cmpuint(e.clients[0].anongid, ==, 4294967295u);
+    cfg_export_clear(&e);
+}
+
+static void test_export_errors(void)
+{
+    parse_bad("/", "10.0.0.0/33", "0 to 32");
+    parse_bad("/", "::/129", "0 to 128");
+    parse_bad("/", "10.0.0.0/abc", "prefix length");
+    parse_bad("/", "10.0.0.0/255.0.255.0", "netmask");
+    parse_bad("/", "300.1.1.1/8", "network address");
+    parse_bad("/", "*(async)", "unknown option 'async'");
+    parse_bad("/", "*(rw,,ro)", "empty option");
+    parse_bad("/", "*(anonuid=-1)", "anonuid=-1");
+    parse_bad("/", "*(anonuid=4294967296)", "0 to 4294967295");
+    parse_bad("/", "*(anongid=)", "anongid");
+    parse_bad("/", "*(rw", "missing ')'");
+    parse_bad("/", "*(rw)x", "after ')'");
+    parse_bad("/", "(rw)", "without a client");
+    parse_bad("/", "", "no clients");
+    parse_bad("/", "   ", "no clients");
+    parse_bad("/", "@trusted(rw)", "netgroups");
+    parse_bad("/", "*.example.com(rw)", "wildcards");
+    parse_bad("/", "bad_host!(rw)", "host name");
+    parse_bad("relative", "*", "absolute");
+    parse_bad("/a/", "*", "ends with '/'");
+    parse_bad("/a//b", "*", "empty component");
+    parse_bad("/a/../b", "*", "'..'");
+    parse_bad("/.", "*", "'.'");
+
+    /* More exports than a handle can number. */
+    GString *big = g_string_new("[exports]\n");
+    for (int i = 0; i < 257; i++)
+        g_string_append_printf(big, "/e%d = *\n", i);
+    expect_error(big->str, NULL, "257 exports", NULL);
+    g_string_free(big, TRUE);
+}
+
+static void test_cmdline(void)
+{
+    char *file = write_file("[server]\nthreads = 7\n[exports]\n/ = *(ro)\n");
+    char *args[] = {"prog",
+                    "serve",
+                    "--config",
+                    file,
+                    "--set",
+                    "storage.chunk_size=4096",
+                    "--port",
+                    "1234",
+                    "--listen=::1",
+                    "--data",
+                    "/tmp/d",
+                    "--conninfo",
+                    "dbname=x",
+                    "--threads=9",
+                    "--log-level",
+                    "debug",
+                    "--force",
+                    "--export",
+                    "/ 10.0.0.0/8(rw)",
+                    "--export=/x *(ro)",
+                    "--",
+                    "--port",
+                    NULL};
+    char **argv = args;
+    int argc = G_N_ELEMENTS(args) - 1;
+    char *err = NULL;
+
+    clear_env();
+    cfg *c = cfg_from_cmdline(&argc, &argv, &err);
+    if (!c)
+        g_error("cfg_from_cmdline: %s", err);
+    g_assert_cmpuint(c->threads, ==, 9);
+    g_assert_cmpuint(c->chunk_size, ==, 4096);
+    g_assert_cmpuint(c->port, ==, 1234);
+    g_assert_cmpstr(c->listen, ==, "::1");
+    g_assert_cmpstr(c->data_dir, ==, "/tmp/d");
+    g_assert_cmpstr(c->conninfo, ==, "dbname=x");
+    g_assert_cmpstr(c->log_level, ==, "debug");
+    g_assert_cmpuint(c->nexports, ==, 2);
+    g_assert_true(find_export(c, "/")->clients[0].rw);
+    g_assert_nonnull(find_export(c, "/x"));
+    /* What it does not know stays, in order; after "--" nothing is taken. */
+    g_assert_cmpint(argc, ==, 5);
+    g_assert_cmpstr(argv[0], ==, "prog");
+    g_assert_cmpstr(argv[1], ==, "serve");
+    g_assert_cmpstr(argv[2], ==, "--force");
+    g_assert_cmpstr(argv[3], ==, "--");
+    g_assert_cmpstr(argv[4], ==, "--port");
+    g_assert_null(argv[5]);
+    cfg_free(c);
+
+    char *bad1[] = {"prog", "--port", NULL};
+    argv = bad1;
+    argc = 2;
+    g_assert_null(cfg_from_cmdline(&argc, &argv, &err));
+    g_assert_nonnull(strstr(err, "--port"));
+    g_assert_cmpint(argc, ==, 2);
+    free(err);
+
+    char *bad2[] = {"prog", "--export", "/nospec", NULL};
+    argv = bad2;
+    argc = 3;
+    g_assert_null(cfg_from_cmdline(&argc, &argv, &err));
+    g_assert_nonnull(strstr(err, "--export"));
+    free(err);
+
+    char *bad3[] = {"prog", "--config", file, "--config=other", NULL};
+    argv = bad3;
+    argc = 4;
+    g_assert_null(cfg_from_cmdline(&argc, &argv, &err));
+    g_assert_nonnull(strstr(err, "twice"));
+    free(err);
+
+    char *bad4[] = {"prog", "--port", "99999", NULL};
+    argv = bad4;
+    argc = 3;
+    g_assert_null(cfg_from_cmdline(&argc, &argv, &err));
+    g_assert_nonnull(strstr(err, "server.port"));
+    g_assert_nonnull(strstr(err, "99999"));
+    free(err);
+
+    /* A longer option that starts like a known one is not taken for it. */
+    char *other[] = {"prog", "--portable", NULL};
+    argv = other;
+    argc = 2;
+    c = cfg_from_cmdline(&argc, &argv, &err);
+    g_assert_nonnull(c);
+    g_assert_cmpint(argc, ==, 2);
+    g_assert_cmpstr(argv[1], ==, "--portable");
+    cfg_free(c);
+
+    g_unlink(file);
+    g_free(file);
+}
+
+/* pgnfs.conf.example at the top of the source tree loads, sets every key,
+ * and shows the defaults. */
+static void test_example(void)
+{
+    char *unit = g_path_get_dirname(__FILE__);
+    char *tests = g_path_get_dirname(unit);
+    char *top = g_path_get_dirname(tests);
+    char *path = g_build_filename(top, "pgnfs.conf.example", NULL);
+    static const char *const keys[][2] = {
+        {"database", "conninfo"},      {"embedded", "data_dir"},  {"embedded", "pg_bindir"},
+        {"embedded", "pg_user"},       {"server", "listen"},      {"server", "port"},
+        {"server", "threads"},         {"server", "udp"},         {"server", "rpcbind"},
+        {"server", "max_connections"}, {"server", "drc_entries"}, {"log", "level"},
+        {"storage", "schema"},         {"storage", "chunk_size"}, {"storage", "encoding"},
+        {"storage", "relatime"},       {"exports", "/"},
+    };
+    GKeyFile *kf = g_key_file_new();
+    char *err = NULL;
+
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        g_test_skip("pgnfs.conf.example is not next to the sources");
+        goto out;
+    }
+    g_assert_true(g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, NULL));
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+        if (!g_key_file_has_key(kf, keys[i][0], keys[i][1], NULL))
+            g_error("pgnfs.conf.example does not set [%s] %s", keys[i][0], keys[i][1]);
+
+    clear_env();
+    cfg *c = cfg_load(path, NULL, &err);
+    if (!c)
+        g_error("pgnfs.conf.example does not load: %s", err);
+    cfg *d = load_ok(NULL, NULL);
+    g_assert_cmpstr(c->conninfo, ==, d->conninfo);
+    g_assert_cmpstr(c->data_dir, ==, d->data_dir);
+    g_assert_cmpstr(c->pg_user, ==, d->pg_user);
+    g_assert_cmpstr(c->listen, ==, d->listen);
+    g_assert_cmpuint(c->port, ==, d->port);
+    g_assert_cmpuint(c->threads, ==, d->threads);
+    g_assert_cmpuint(c->udp, ==, d->udp);
+    g_assert_cmpuint(c->rpcbind, ==, d->rpcbind);
+    g_assert_cmpuint(c->max_connections, ==, d->max_connections);
+    g_assert_cmpuint(c->drc_entries, ==, d->drc_entries);
+    g_assert_cmpstr(c->log_level, ==, d->log_level);
+    g_assert_cmpstr(c->storage, ==, d->storage);
+    g_assert_cmpuint(c->chunk_size, ==, d->chunk_size);
+    g_assert_cmpstr(c->encoding, ==, d->encoding);
+    g_assert_cmpuint(c->relatime, ==, d->relatime);
+    g_assert_cmpuint(c->nexports, ==, d->nexports);
+    g_assert_cmpuint(c->exports[0].nclients, ==, d->exports[0].nclients);
+    cfg_free(c);
+    cfg_free(d);
+out:
+    g_key_file_free(kf);
+    g_free(path);
+    g_free(top);
+    g_free(tests);
+    g_free(unit);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/cfg/defaults", test_defaults);
+    g_test_add_func("/cfg/file", test_file);
+    g_test_add_func("/cfg/precedence", test_precedence);
+    g_test_add_func("/cfg/errors_file", test_errors_file);
+    g_test_add_func("/cfg/errors_env_cmdline", test_errors_env_cmdline);
+    g_test_add_func("/cfg/export_clients", test_export_clients);
+    g_test_add_func("/cfg/export_options", test_export_options);
+    g_test_add_func("/cfg/export_errors", test_export_errors);
+    g_test_add_func("/cfg/cmdline", test_cmdline);
+    g_test_add_func("/cfg/example", test_example);
+    return g_test_run();
+}
