@@ -22,6 +22,9 @@
 
 #include "nfs3_proc.h"
 
+/* READ and WRITE data are bounded in rpc/nfs3.x by the size we serve. */
+_Static_assert(SRV_IO_MAX == PGNFS_DATA_DECODE_MAX, "rpc/nfs3.x data bound != SRV_IO_MAX");
+
 static stable_how nfs3_stable_out(dbfs_stable s)
 {
     switch (s) {
