@@ -169,15 +169,24 @@ int dbfs_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, co
         memset(wcc, 0, sizeof *wcc);
     if (off > max || len > max - off)
         return -EFBIG;
+    /* The chunks the write touches (none for a zero-length write). */
+    const uint64_t cs = c->fs->info.chunk_size;
+    const int64_t first = (int64_t)(off / cs);
+    const int64_t last = len > 0 ? (int64_t)((off + len - 1) / cs) : first - 1;
+
     dbfs_params_init(&pb);
     dbfs_param_i8(&pb, (int64_t)fh.ino);
     dbfs_param_i4(&pb, (int32_t)fh.gen);
     dbfs_param_cred(&pb, cred);
+    dbfs_param_i8(&pb, first);
+    dbfs_param_i8(&pb, last);
     dbfs_params_init(&pe);
     dbfs_param_i8(&pe, (int64_t)fh.ino);
     dbfs_param_i8(&pe, (int64_t)(off + len));
     dbfs_param_i8(&pe, dbfs_now_ns());
     dbfs_param_bool(&pe, cred->uid != 0);
+    dbfs_param_i8(&pe, first);
+    dbfs_param_i8(&pe, last);
     for (int attempt = 1;; attempt++) {
         rc = dbfs_batch_begin(c);
         if (rc != 0)

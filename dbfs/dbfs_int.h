@@ -96,7 +96,7 @@ extern const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT];
 extern const char dbfs_sql_drop_all[];
 
 /* Attribute columns as every statement returns them, in this order. */
-#define DBFS_ATTR_NCOLS 14
+#define DBFS_ATTR_NCOLS 15
 /* Columns of a metadata function's row: status, role, attributes. */
 #define DBFS_FN_NCOLS (2 + DBFS_ATTR_NCOLS)
 

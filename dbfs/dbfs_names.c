@@ -347,7 +347,7 @@ int dbfs_rename(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh from_dir, const cha
 /*
  * dbfs_link -- give file a new name in dir. Names: "" -EINVAL, "." and
  * ".." -EEXIST. Errors: -ESTALE (either handle), -ENOTDIR, -EACCES,
- * -EEXIST, -EPERM for a directory (as link(2) on Linux), -EMLINK. The
+ * -EEXIST, -EISDIR for a directory (as Linux nfsd answers LINK), -EMLINK. The
  * file's nlink and ctime change. One round trip.
  */
 int dbfs_link(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh file, dbfs_fh dir, const char *name,

@@ -18,7 +18,8 @@
 /* The attribute columns, optionally qualified: DBFS_ATTR_COLS("f."). */
 #define DBFS_ATTR_COLS(p)                                                                          \
     p "inode, " p "generation, " p "type, " p "mode, " p "nlink, " p "uid, " p "gid, " p           \
-      "size, " p "rdev_major, " p "rdev_minor, " p "atime, " p "mtime, " p "ctime, " p "change"
+      "size, " p "rdev_major, " p "rdev_minor, " p "atime, " p "mtime, " p "ctime, " p             \
+      "change, " p "used"
 
 #define DBFS_CRED_ARGS(a, b, c) "$" #a "::int8, $" #b "::int8, $" #c "::int8[]"
 
@@ -83,12 +84,14 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                       "" DBFS_CRED_ARGS(6, 7, 8) ", $9::int8)"},
     [DBFS_ST_WRITE_BEGIN] = {"pgnfs_write_begin",
                              "SELECT * FROM pgnfs_write_begin($1::int8, $2::int4, " DBFS_CRED_ARGS(
-                                 3, 4, 5) ")"},
-    /* After the chunks of a write: size, times, change, and setuid/setgid
-     * cleared for a non-root writer ($4). The row is locked already. */
+                                 3, 4, 5) ", $6::int8, $7::int8)"},
+    /* After the chunks of a write: size, times, change, the stored bytes of
+     * the chunks written ($5 .. $6), and setuid/setgid cleared for a
+     * non-root writer ($4). The row is locked already. */
     [DBFS_ST_WRITE_END] = {"pgnfs_write_end",
                            "UPDATE fileatt SET size = greatest(size, $2::int8), mtime = $3::int8,"
                            " ctime = pgnfs_next_ctime(ctime, $3::int8), change = change + 1,"
+                           " used = used + pgnfs_data_stored($1::int8, $5::int8, $6::int8),"
                            " mode = CASE WHEN $4::bool THEN pgnfs_kill_priv(mode) ELSE mode END"
                            " WHERE inode = $1::int8 RETURNING " DBFS_ATTR_COLS("")},
     /* relatime: atime moves on a permitted read when it is not later than

@@ -169,9 +169,9 @@ void dbfs_get_attr(const PGresult *r, int row, int col, dbfs_attr *a)
     a->mtime_ns = dbfs_get_i8(r, row, col + 11);
     a->ctime_ns = dbfs_get_i8(r, row, col + 12);
     a->change = (uint64_t)dbfs_get_i8(r, row, col + 13);
-    /* Storage is not counted per file: the bytes a file can hold stand in
-     * (holes included), rounded to 512-byte blocks as du expects. */
-    a->used = (a->type == DBFS_REG || a->type == DBFS_LNK) ? (a->size + 511) / 512 * 512 : 0;
+    /* Regular files: the data bytes stored (fileatt.used). Others hold no
+     * chunks; their size (a symbolic link's target) is what they occupy. */
+    a->used = a->type == DBFS_REG ? (uint64_t)dbfs_get_i8(r, row, col + 14) : a->size;
 }
 
 /* dbfs_fnres_parse -- see dbfs_int.h. */

@@ -54,6 +54,9 @@ CREATE TABLE fileatt (
     ctime      bigint NOT NULL,
     -- Incremented by every change to the row: lets caches order updates.
     change     bigint NOT NULL DEFAULT 1,
+    -- Bytes of file data stored (holes and trimmed tails not counted):
+    -- kept by the data operations, reported as NFS "used".
+    used       bigint NOT NULL DEFAULT 0 CHECK (used >= 0),
     -- The client's verifier of an EXCLUSIVE create (RFC 1813 3.3.8).
     createverf bigint,
     -- The target of a symbolic link.
@@ -103,5 +106,6 @@ CREATE TYPE pgnfs_result AS (
     atime      bigint,
     mtime      bigint,
     ctime      bigint,
-    change     bigint
+    change     bigint,
+    used       bigint
 );

@@ -68,7 +68,7 @@ CREATE OR REPLACE FUNCTION pgnfs_res(st int, r int, f fileatt)
 RETURNS pgnfs_result LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
 SELECT st, r::smallint, f.inode, f.generation, f.type, f.mode, f.nlink, f.uid, f.gid, f.size,
-       f.rdev_major, f.rdev_minor, f.atime, f.mtime, f.ctime, f.change
+       f.rdev_major, f.rdev_minor, f.atime, f.mtime, f.ctime, f.change, f.used
 $$;
 
 -- The directory's entry changed: mtime and ctime move, nlink changes by dn

@@ -9,26 +9,43 @@
 -- (inversion, hybrid) are added with their own issue; mkfs and open refuse
 -- them until then, so these functions serve "single" only.
 
--- Cut the data of file ino to new_size bytes.
+-- Cut the data of file ino to new_size bytes. Returns the number of stored
+-- bytes removed (for fileatt.used).
 CREATE OR REPLACE FUNCTION pgnfs_data_truncate(ino bigint, new_size bigint)
-RETURNS void LANGUAGE plpgsql VOLATILE
+RETURNS bigint LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
-    cs   int;
-    last bigint;
-    keep int;
+    cs      int;
+    last    bigint;
+    keep    int;
+    removed bigint;
+    oldlen  int;
 BEGIN
-    IF new_size = 0 THEN
-        DELETE FROM allfiles WHERE inode = ino;
-        RETURN;
-    END IF;
     SELECT chunk_size INTO cs FROM pgnfs_fs;
-    last := (new_size - 1) / cs;
+    last := CASE WHEN new_size = 0 THEN -1 ELSE (new_size - 1) / cs END;
+    WITH gone AS (DELETE FROM allfiles WHERE inode = ino AND chunk > last
+                  RETURNING length(data) AS len)
+    SELECT coalesce(sum(len), 0) INTO removed FROM gone;
+    IF last < 0 THEN
+        RETURN removed;
+    END IF;
     keep := (new_size - last * cs)::int;
-    DELETE FROM allfiles WHERE inode = ino AND chunk > last;
-    UPDATE allfiles SET data = substring(data FROM 1 FOR keep)
-     WHERE inode = ino AND chunk = last AND length(data) > keep;
+    SELECT length(data) INTO oldlen FROM allfiles WHERE inode = ino AND chunk = last;
+    IF oldlen > keep THEN
+        UPDATE allfiles SET data = substring(data FROM 1 FOR keep)
+         WHERE inode = ino AND chunk = last;
+        removed := removed + oldlen - keep;
+    END IF;
+    RETURN removed;
 END
+$$;
+
+-- Stored bytes of chunks first .. last of file ino.
+CREATE OR REPLACE FUNCTION pgnfs_data_stored(ino bigint, first bigint, last bigint)
+RETURNS bigint LANGUAGE sql STABLE
+AS $$
+SELECT coalesce(sum(length(data)), 0)::bigint FROM allfiles
+ WHERE inode = ino AND chunk BETWEEN first AND last
 $$;
 
 -- Drop all data of file ino.

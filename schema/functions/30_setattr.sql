@@ -103,15 +103,16 @@ RETURNS fileatt LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
     p fileatt;
+    removed bigint := 0;
 BEGIN
+    IF nf.size < f.size THEN
+        removed := pgnfs_data_truncate(f.inode, nf.size);
+    END IF;
     UPDATE fileatt
        SET mode = nf.mode, uid = nf.uid, gid = nf.gid, size = nf.size, atime = nf.atime,
-           mtime = nf.mtime, ctime = nf.ctime, change = nf.change
+           mtime = nf.mtime, ctime = nf.ctime, change = nf.change, used = used - removed
      WHERE inode = f.inode
     RETURNING * INTO p;
-    IF nf.size < f.size THEN
-        PERFORM pgnfs_data_truncate(f.inode, nf.size);
-    END IF;
     RETURN p;
 END
 $$;

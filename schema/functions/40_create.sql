@@ -107,6 +107,7 @@ BEGIN
         nf.mtime := now;
         nf.ctime := now;
         nf.change := 1;
+        nf.used := 0;
         nf.createverf := CASE WHEN p_type = 1 AND p_how = 2 THEN p_verf END;
         nf.target := CASE WHEN p_type = 5 THEN p_target END;
         IF s_set & ~1 <> 0 THEN

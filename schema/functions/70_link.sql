@@ -3,8 +3,8 @@
 -- Give file (p_ino, p_gen) the name p_name in directory (p_dir, p_dgen).
 -- Checks, in Linux's order: both exist (ESTALE); the directory is one
 -- (ENOTDIR); search permission (EACCES); the name is free (EEXIST); write
--- permission on the directory (EACCES); the file is not a directory (EPERM,
--- as Linux answers link(2) of a directory); the link count has room
+-- permission on the directory (EACCES); the file is not a directory (EISDIR,
+-- as Linux nfsd answers LINK of a directory); the link count has room
 -- (EMLINK). The file's ctime moves.
 -- Returns rows: role 1 the file, 2 and 3 the directory before and after.
 CREATE OR REPLACE FUNCTION pgnfs_link(
@@ -39,7 +39,7 @@ BEGIN
     ELSIF NOT pgnfs_may_f(d, c_uid, c_gid, c_groups, 3) THEN
         st := 13;
     ELSIF f.type = 2 THEN
-        st := 1;
+        st := 21;
     ELSIF f.nlink >= 2147483647 THEN
         st := 31;
     END IF;

@@ -6,13 +6,16 @@
 -- any chunk is stored, so it raises instead of returning a status: SQLSTATE
 -- 'PN' followed by the three-digit Linux errno, which dbfs maps back.
 
--- Lock file (p_ino, p_gen) for a write by the caller and return its
--- attributes before the write (role 2). Raises PN116 (ESTALE) if it is
+-- Lock file (p_ino, p_gen) for a write by the caller of chunks p_first ..
+-- p_last and return its attributes before the write (role 2). The bytes
+-- those chunks hold now leave fileatt.used; the statement that ends the
+-- write adds back what they hold then. Raises PN116 (ESTALE) if the file is
 -- gone, PN021 (EISDIR) for a directory, PN022 (EINVAL) for another
 -- non-regular file, PN013 (EACCES) without write permission (the owner
 -- always may).
 CREATE OR REPLACE FUNCTION pgnfs_write_begin(
-    p_ino bigint, p_gen int, c_uid bigint, c_gid bigint, c_groups bigint[])
+    p_ino bigint, p_gen int, c_uid bigint, c_gid bigint, c_groups bigint[],
+    p_first bigint, p_last bigint)
 RETURNS SETOF pgnfs_result LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -27,6 +30,10 @@ BEGIN
         RAISE EXCEPTION 'write: not a regular file' USING ERRCODE = 'PN022';
     ELSIF NOT pgnfs_may_io(f, c_uid, c_gid, c_groups, 2) THEN
         RAISE EXCEPTION 'write: permission denied' USING ERRCODE = 'PN013';
+    END IF;
+    IF p_first <= p_last THEN
+        UPDATE fileatt SET used = used - pgnfs_data_stored(p_ino, p_first, p_last)
+         WHERE inode = p_ino;
     END IF;
     RETURN NEXT pgnfs_res(0, 2, f);
 END

@@ -195,6 +195,41 @@ static void test_sparse_truncate(void)
     td_close(&t);
 }
 
+/* "used" counts the bytes stored: holes and cut tails are free. */
+static void test_used(void)
+{
+    td_fs t;
+    dbfs_cred root = td_root();
+    char buf[20000];
+    dbfs_sattr sa = {.set = DBFS_SET_SIZE};
+    dbfs_wcc w;
+
+    td_open(&t);
+    memset(buf, 'u', sizeof buf);
+    dbfs_attr f = td_create(&t, &root, t.root, "u", 0644);
+    g_assert_cmpuint(f.used, ==, 0);
+    td_write(&t, &root, td_fh(&f), 0, buf, 10000);
+    g_assert_cmpuint(td_getattr(&t, td_fh(&f)).used, ==, 10000);
+    /* Overwriting inside stored data changes nothing. */
+    td_write(&t, &root, td_fh(&f), 100, buf, 5000);
+    g_assert_cmpuint(td_getattr(&t, td_fh(&f)).used, ==, 10000);
+    /* A byte far away stores one partial chunk: the zeros before it in
+     * that chunk count, the hole between does not. */
+    td_write(&t, &root, td_fh(&f), 1u << 30, buf, 1);
+    dbfs_attr a = td_getattr(&t, td_fh(&f));
+    g_assert_cmpuint(a.size, ==, (1u << 30) + 1);
+    g_assert_cmpuint(a.used, ==, 10000 + ((1u << 30) % 8192) + 1);
+    /* Truncation gives back what it cuts. */
+    sa.size = 5000;
+    td_rc(dbfs_setattr(t.c, &root, td_fh(&f), &sa, NULL, &w), 0);
+    g_assert_cmpuint(w.post.used, ==, 5000);
+    g_assert_cmpuint(td_getattr(&t, td_fh(&f)).used, ==, 5000);
+    sa.size = 0;
+    td_rc(dbfs_setattr(t.c, &root, td_fh(&f), &sa, NULL, &w), 0);
+    g_assert_cmpuint(td_getattr(&t, td_fh(&f)).used, ==, 0);
+    td_close(&t);
+}
+
 static void test_errors(void)
 {
     td_fs t;
@@ -447,6 +482,7 @@ int main(int argc, char **argv)
     g_test_add_func("/data/basic", test_basic);
     g_test_add_func("/data/chunks", test_chunks);
     g_test_add_func("/data/sparse-truncate", test_sparse_truncate);
+    g_test_add_func("/data/used", test_used);
     g_test_add_func("/data/errors", test_errors);
     g_test_add_func("/data/relatime", test_relatime);
     g_test_add_func("/data/large-round-trips", test_large_round_trips);
