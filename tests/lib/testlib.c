@@ -261,6 +261,16 @@ tl_server *tl_server_start(const char *const *overrides)
         g_ptr_array_add(argv, g_strdup("--set"));
         g_ptr_array_add(argv, g_strdup(*o));
     }
+    /* A test run's variant (storage layout, caches ...) for every server. */
+    const char *variant = g_getenv("PGNFS_TEST_SERVER_SET");
+    char **extra = g_strsplit_set(variant ? variant : "", " \t\n", -1);
+    for (char **o = extra; *o; o++) {
+        if (!**o)
+            continue;
+        g_ptr_array_add(argv, g_strdup("--set"));
+        g_ptr_array_add(argv, g_strdup(*o));
+    }
+    g_strfreev(extra);
     g_ptr_array_add(argv, NULL);
     s->argv = (char **)g_ptr_array_free(argv, FALSE);
 

@@ -34,7 +34,10 @@ typedef struct tl_server tl_server;
  * a fresh data directory and the given extra configuration (NULL-terminated
  * "group.key=value" strings, may be NULL); returns once it answers MOUNT
  * NULL. The default export is "/" for 127.0.0.1 with rw,no_root_squash, and
- * the root directory is mode 0777.
+ * the root directory is mode 0777. The environment variable
+ * PGNFS_TEST_SERVER_SET ("group.key=value group.key=value") adds settings to
+ * every server a test starts: ctest uses it to run a suite once per variant
+ * (storage layout, caches).
  */
 tl_server *tl_server_start(const char *const *overrides);
 /* Stop the server (SIGTERM) and start it again on the same data and port. */
