@@ -38,25 +38,6 @@
 
 #define MNT3_MOUNTS_MAX 4096
 
-/* The peer's address as text, without port; "?" if it has none. */
-static void mnt3_peer_host(const srv_req *req, char *buf, size_t len)
-{
-    if (getnameinfo((const struct sockaddr *)&req->peer, req->peerlen, buf, (socklen_t)len, NULL, 0,
-                    NI_NUMERICHOST) != 0)
-        g_strlcpy(buf, "?", len);
-}
-
-static unsigned mnt3_peer_port(const srv_req *req)
-{
-    const struct sockaddr *sa = (const struct sockaddr *)&req->peer;
-
-    if (sa->sa_family == AF_INET)
-        return ntohs(((const struct sockaddr_in *)sa)->sin_port);
-    if (sa->sa_family == AF_INET6)
-        return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
-    return 65535;
-}
-
 /*
  * mnt3_normalize -- `in` as "/a/b" (no empty or "." components, no
  * trailing '/'; "" is "/") into out (MNTPATHLEN + 1 bytes). Returns MNT3_OK,
@@ -213,7 +194,7 @@ static void mnt3_proc_mnt(srv_req *req, void *argp, void *resp)
     dbfs_attr attr;
     mountstat3 st;
 
-    mnt3_peer_host(req, host, sizeof host);
+    srv_peer_host(req, host, sizeof host);
     st = mnt3_normalize(*arg, path);
     for (unsigned i = 0; st == MNT3_OK && i < conf->nexports; i++) {
         const cfg_export *e = &conf->exports[i];
@@ -221,7 +202,7 @@ static void mnt3_proc_mnt(srv_req *req, void *argp, void *resp)
             continue;
         const cfg_client *c =
             srv_client_match(e, (const struct sockaddr *)&req->peer, req->peerlen);
-        if (!c || (c->secure && mnt3_peer_port(req) >= 1024))
+        if (!c || (c->secure && srv_peer_port(req) >= 1024))
             continue;
         if (!best || strlen(e->path) > strlen(best->path))
             best = e;
@@ -293,7 +274,7 @@ static void mnt3_proc_umnt(srv_req *req, void *argp, void *resp)
     (void)resp;
     if (mnt3_normalize(*arg, path) != MNT3_OK)
         return;
-    mnt3_peer_host(req, host, sizeof host);
+    srv_peer_host(req, host, sizeof host);
     mnt3_forget(req->srv, host, path);
 }
 
@@ -304,7 +285,7 @@ static void mnt3_proc_umntall(srv_req *req, void *argp, void *resp)
 
     (void)argp;
     (void)resp;
-    mnt3_peer_host(req, host, sizeof host);
+    srv_peer_host(req, host, sizeof host);
     mnt3_forget(req->srv, host, NULL);
 }
 

@@ -177,25 +177,6 @@ nfsstat3 nfs3_name_in(const char *name)
     return NFS3_OK;
 }
 
-/* The peer as text for log lines ("?" if it has no numeric form). */
-static void nfs3_peer_str(const srv_req *req, char *buf, size_t len)
-{
-    if (getnameinfo((const struct sockaddr *)&req->peer, req->peerlen, buf, (socklen_t)len, NULL, 0,
-                    NI_NUMERICHOST) != 0)
-        g_strlcpy(buf, "?", len);
-}
-
-static unsigned nfs3_peer_port(const srv_req *req)
-{
-    const struct sockaddr *sa = (const struct sockaddr *)&req->peer;
-
-    if (sa->sa_family == AF_INET)
-        return ntohs(((const struct sockaddr_in *)sa)->sin_port);
-    if (sa->sa_family == AF_INET6)
-        return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
-    return 65535;
-}
-
 nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out)
 {
     const cfg *conf = req->srv->cfg;
@@ -211,7 +192,7 @@ nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out)
         return NFS3ERR_STALE;
     }
     if (err != 0) {
-        nfs3_peer_str(req, peer, sizeof peer);
+        srv_peer_host(req, peer, sizeof peer);
         g_info("nfs3: bad file handle (%u bytes) from %s", in->data.data_len, peer);
         return NFS3ERR_BADHANDLE;
     }
@@ -222,14 +203,14 @@ nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out)
     e = &conf->exports[d.export_index];
     c = srv_client_match(e, (const struct sockaddr *)&req->peer, req->peerlen);
     if (!c) {
-        nfs3_peer_str(req, peer, sizeof peer);
+        srv_peer_host(req, peer, sizeof peer);
         g_message("nfs3: %s is not admitted by export %s", peer, e->path);
         return NFS3ERR_ACCES;
     }
-    if (c->secure && nfs3_peer_port(req) >= 1024) {
-        nfs3_peer_str(req, peer, sizeof peer);
+    if (c->secure && srv_peer_port(req) >= 1024) {
+        srv_peer_host(req, peer, sizeof peer);
         g_message("nfs3: %s uses unprivileged port %u; export %s is secure", peer,
-                  nfs3_peer_port(req), e->path);
+                  srv_peer_port(req), e->path);
         return NFS3ERR_ACCES;
     }
     req->export = e;

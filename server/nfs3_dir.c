@@ -295,28 +295,41 @@ void nfs3_proc_mknod(srv_req *req, void *argp, void *resp)
                  &res->MKNOD3res_u.resfail.dir_wcc);
 }
 
+/*
+ * What REMOVE and RMDIR share: check the directory handle and the name,
+ * remove (a directory when isdir), map the status. *wcc gets what dbfs
+ * returned for the directory.
+ */
+static nfsstat3 nfs3_unlink(srv_req *req, const diropargs3 *what, bool isdir, dbfs_wcc *wcc)
+{
+    dbfs_fh dir;
+    nfsstat3 st;
+
+    st = nfs3_fh_in(req, &what->dir, &dir);
+    if (st == NFS3_OK)
+        st = nfs3_name_in(what->name);
+    if (st == NFS3_OK && nfs3_read_only(req))
+        st = NFS3ERR_ROFS;
+    if (st != NFS3_OK)
+        return st;
+    if (isdir)
+        return nfs3_errno_to_stat(dbfs_rmdir(req->db, &req->cred, dir, what->name, wcc),
+                                  NFSPROC3_RMDIR);
+    return nfs3_errno_to_stat(dbfs_remove(req->db, &req->cred, dir, what->name, wcc),
+                              NFSPROC3_REMOVE);
+}
+
 /* REMOVE: remove a name that is not a directory (RFC 1813 3.3.12). */
 void nfs3_proc_remove(srv_req *req, void *argp, void *resp)
 {
     const REMOVE3args *args = argp;
     REMOVE3res *res = resp;
-    dbfs_fh dir;
     dbfs_wcc wcc = {0};
-    nfsstat3 st;
 
-    st = nfs3_fh_in(req, &args->object.dir, &dir);
-    if (st == NFS3_OK)
-        st = nfs3_name_in(args->object.name);
-    if (st == NFS3_OK && nfs3_read_only(req))
-        st = NFS3ERR_ROFS;
-    if (st == NFS3_OK)
-        st = nfs3_errno_to_stat(dbfs_remove(req->db, &req->cred, dir, args->object.name, &wcc),
-                                NFSPROC3_REMOVE);
-    res->status = st;
-    if (st == NFS3_OK)
-        nfs3_wcc(req->srv->info, &wcc, &res->REMOVE3res_u.resok.dir_wcc);
-    else
-        nfs3_wcc(req->srv->info, &wcc, &res->REMOVE3res_u.resfail.dir_wcc);
+    res->status = nfs3_unlink(req, &args->object, false, &wcc);
+    nfs3_wcc(req->srv->info, &wcc,
+             res->status == NFS3_OK ? &res->REMOVE3res_u.resok.dir_wcc
+                                    : &res->REMOVE3res_u.resfail.dir_wcc);
 }
 
 /* RMDIR: remove an empty directory (RFC 1813 3.3.13). */
@@ -324,23 +337,12 @@ void nfs3_proc_rmdir(srv_req *req, void *argp, void *resp)
 {
     const RMDIR3args *args = argp;
     RMDIR3res *res = resp;
-    dbfs_fh dir;
     dbfs_wcc wcc = {0};
-    nfsstat3 st;
 
-    st = nfs3_fh_in(req, &args->object.dir, &dir);
-    if (st == NFS3_OK)
-        st = nfs3_name_in(args->object.name);
-    if (st == NFS3_OK && nfs3_read_only(req))
-        st = NFS3ERR_ROFS;
-    if (st == NFS3_OK)
-        st = nfs3_errno_to_stat(dbfs_rmdir(req->db, &req->cred, dir, args->object.name, &wcc),
-                                NFSPROC3_RMDIR);
-    res->status = st;
-    if (st == NFS3_OK)
-        nfs3_wcc(req->srv->info, &wcc, &res->RMDIR3res_u.resok.dir_wcc);
-    else
-        nfs3_wcc(req->srv->info, &wcc, &res->RMDIR3res_u.resfail.dir_wcc);
+    res->status = nfs3_unlink(req, &args->object, true, &wcc);
+    nfs3_wcc(req->srv->info, &wcc,
+             res->status == NFS3_OK ? &res->RMDIR3res_u.resok.dir_wcc
+                                    : &res->RMDIR3res_u.resfail.dir_wcc);
 }
 
 /* RENAME: move a name, replacing what the target name held (RFC 1813 3.3.14). */

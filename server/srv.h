@@ -123,6 +123,15 @@ const cfg_client *srv_client_match(const cfg_export *e, const struct sockaddr *p
                                    socklen_t peerlen);
 
 /*
+ * srv_peer_host -- the request's peer address as numeric text, without the
+ * port, into buf ("?" when it has no numeric form). Cannot fail.
+ */
+void srv_peer_host(const srv_req *req, char *buf, size_t len);
+
+/* srv_peer_port -- the peer's source port; 65535 for non-IP peers. */
+unsigned srv_peer_port(const srv_req *req);
+
+/*
  * srv_cred_squash -- the credential to act as, after root_squash/all_squash
  * of client c are applied to the AUTH_SYS credential a. Cannot fail.
  */

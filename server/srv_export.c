@@ -23,6 +23,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <glib.h>
+
 #include "srv.h"
 
 /* An address as family + bytes, IPv4-mapped IPv6 folded to IPv4. */
@@ -160,4 +162,22 @@ void srv_cred_squash(const srv_authsys *a, const cfg_client *c, dbfs_cred *out)
             if (out->groups[i] == 0)
                 out->groups[i] = c->anongid;
     }
+}
+
+void srv_peer_host(const srv_req *req, char *buf, size_t len)
+{
+    if (getnameinfo((const struct sockaddr *)&req->peer, req->peerlen, buf, (socklen_t)len, NULL, 0,
+                    NI_NUMERICHOST) != 0)
+        g_strlcpy(buf, "?", len);
+}
+
+unsigned srv_peer_port(const srv_req *req)
+{
+    const struct sockaddr *sa = (const struct sockaddr *)&req->peer;
+
+    if (sa->sa_family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+    if (sa->sa_family == AF_INET6)
+        return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+    return 65535;
 }
