@@ -2,17 +2,24 @@
 # deps.sh -- install the Debian packages pgnfs needs to build, serve and test,
 # skipping those already installed. Run as root or with sudo available.
 #   scripts/deps.sh          build + serve
-#   scripts/deps.sh --test   also what the test suite and benchmarks need
+#   scripts/deps.sh --test   also what the test suite needs
+#   scripts/deps.sh --bench  also the benchmarks' baseline (nfs-ganesha) and clang (fuzzing)
 set -euo pipefail
 
 pkgs=(
   build-essential cmake ninja-build pkg-config
   libpq-dev libtirpc-dev rpcsvc-proto libglib2.0-dev libssl-dev
+  libmicrohttpd-dev
   postgresql-15 postgresql-client-15
   libnfs-dev libnfs-utils
 )
-if [[ "${1:-}" == "--test" ]]; then
+if [[ "${1:-}" == "--test" || "${1:-}" == "--bench" ]]; then
   pkgs+=(clang-format gnuplot-nox iproute2 procps)
+  # proto/portmap: a private rpcbind for the "register with rpcbind" case
+  pkgs+=(rpcbind)
+fi
+if [[ "${1:-}" == "--bench" ]]; then
+  pkgs+=(nfs-ganesha nfs-ganesha-vfs rpcbind python3 clang libclang-rt-14-dev)
 fi
 
 missing=()

@@ -1,0 +1,292 @@
+/*
+ * cache_chunk.c -- the chunk buffer cache (see cache_chunk.h for the
+ * coherence argument: entries are tagged with their file's ctime and are
+ * hits only for exactly that ctime).
+ *
+ * An entry's key is (inode, chunk); its value a header (the ctime tag and
+ * the chunk's length) followed by the bytes. Its charge is the value's
+ * size plus CACHE_CHUNK_OVERHEAD, the cache_lru bookkeeping an entry
+ * costs, so the configured size bounds the memory really held.
+ *
+ * State of one key:
+ *
+ *   (absent) --put / wrote(whole) / wrote(merge at pre)--> tagged t
+ *   tagged t --put or wrote with a tag >= t--> tagged t' (keep rule:
+ *                                               a smaller tag is dropped)
+ *   tagged t --LRU bound--> (absent)
+ *
+ * NOTES
+ *   Nothing here locks: cache_lru's shard locks cover every access. The
+ *   merge of a partial write copies the old entry out (one chunk) and
+ *   stores the merged value; a racing store in between can only carry a
+ *   later tag, which the keep rule then prefers.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_chunk.h"
+
+/* What an entry costs beyond its value (cache_lru's node, key copy). */
+#define CACHE_CHUNK_OVERHEAD 96
+/* At most this many shards; fewer when a shard could not hold a chunk. */
+#define CACHE_CHUNK_SHARDS 16
+/* cache_lru_visit returns this when the entry's tag is another ctime. */
+#define CACHE_CHUNK_STALE INT_MAX
+
+typedef struct {
+    uint64_t ino, chunk;
+} cache_chunk_key;
+
+typedef struct {
+    int64_t ctime;
+    uint32_t len;
+    uint32_t pad;
+} cache_chunk_hdr;
+
+struct cache_chunk {
+    cache_lru *lru;
+    size_t capacity;
+    atomic_uint_fast64_t hits, misses, stale;
+};
+
+/* The keep rule: an entry with a later ctime stays. */
+static bool cache_chunk_keep(const void *old_val, size_t old_len, const void *new_val,
+                             size_t new_len)
+{
+    cache_chunk_hdr o, n;
+
+    if (old_len < sizeof o || new_len < sizeof n)
+        return false;
+    memcpy(&o, old_val, sizeof o);
+    memcpy(&n, new_val, sizeof n);
+    return o.ctime > n.ctime;
+}
+
+/* cache_chunk_new -- see cache_chunk.h. */
+int cache_chunk_new(size_t capacity, uint32_t max_chunk, cache_chunk **out)
+{
+    size_t per = sizeof(cache_chunk_hdr) + max_chunk + CACHE_CHUNK_OVERHEAD;
+    unsigned shards = CACHE_CHUNK_SHARDS;
+    cache_chunk *cc;
+    int rc;
+
+    *out = NULL;
+    while (shards > 1 && capacity / shards < per)
+        shards /= 2;
+    if (capacity < per)
+        return -EINVAL;
+    cc = calloc(1, sizeof *cc);
+    if (!cc)
+        return -ENOMEM;
+    cache_lru_opts o = {.capacity = capacity, .shards = shards, .keep = cache_chunk_keep};
+    rc = cache_lru_new(&o, &cc->lru);
+    if (rc != 0) {
+        free(cc);
+        return rc;
+    }
+    cc->capacity = capacity;
+    atomic_init(&cc->hits, 0);
+    atomic_init(&cc->misses, 0);
+    atomic_init(&cc->stale, 0);
+    *out = cc;
+    return 0;
+}
+
+/* cache_chunk_free -- see cache_chunk.h. */
+void cache_chunk_free(cache_chunk *cc)
+{
+    if (!cc)
+        return;
+    cache_lru_free(cc->lru);
+    free(cc);
+}
+
+typedef struct {
+    int64_t ctime;
+    uint32_t from, n;
+    void *dst;
+} cache_chunk_copy;
+
+/* Under the shard lock: copy the slice if the tag matches. */
+static int cache_chunk_copy_fn(void *val, size_t len, void *arg)
+{
+    cache_chunk_copy *a = arg;
+    cache_chunk_hdr h;
+
+    if (len < sizeof h)
+        return CACHE_CHUNK_STALE;
+    memcpy(&h, val, sizeof h);
+    if (h.ctime != a->ctime || sizeof h + h.len > len)
+        return CACHE_CHUNK_STALE;
+    if (a->from < h.len) {
+        uint32_t k = h.len - a->from < a->n ? h.len - a->from : a->n;
+
+        memcpy(a->dst, (const char *)val + sizeof h + a->from, k);
+    }
+    return (int)h.len;
+}
+
+/* cache_chunk_get -- see cache_chunk.h. */
+long cache_chunk_get(cache_chunk *cc, uint64_t ino, uint64_t chunk, int64_t ctime, uint32_t from,
+                     uint32_t n, void *dst)
+{
+    cache_chunk_key k = {ino, chunk};
+    cache_chunk_copy a = {ctime, from, n, dst};
+    int rc = cache_lru_visit(cc->lru, &k, sizeof k, cache_chunk_copy_fn, &a);
+
+    if (rc >= 0 && rc != CACHE_CHUNK_STALE) {
+        atomic_fetch_add(&cc->hits, 1);
+        return rc;
+    }
+    atomic_fetch_add(&cc->misses, 1);
+    if (rc == CACHE_CHUNK_STALE)
+        atomic_fetch_add(&cc->stale, 1);
+    return -ENOENT;
+}
+
+typedef struct {
+    uint32_t from, n;
+    void *dst;
+    int64_t tag;
+} cache_chunk_peeked;
+
+/* Under the shard lock: copy the slice, note the tag. */
+static int cache_chunk_peek_fn(void *val, size_t len, void *arg)
+{
+    cache_chunk_peeked *a = arg;
+    cache_chunk_hdr h;
+
+    if (len < sizeof h)
+        return CACHE_CHUNK_STALE;
+    memcpy(&h, val, sizeof h);
+    if (sizeof h + h.len > len)
+        return CACHE_CHUNK_STALE;
+    if (a->from < h.len) {
+        uint32_t k = h.len - a->from < a->n ? h.len - a->from : a->n;
+
+        memcpy(a->dst, (const char *)val + sizeof h + a->from, k);
+    }
+    a->tag = h.ctime;
+    return (int)h.len;
+}
+
+/* cache_chunk_peek -- see cache_chunk.h. */
+long cache_chunk_peek(cache_chunk *cc, uint64_t ino, uint64_t chunk, uint32_t from, uint32_t n,
+                      void *dst, int64_t *tag)
+{
+    cache_chunk_key k = {ino, chunk};
+    cache_chunk_peeked a = {from, n, dst, 0};
+    int rc = cache_lru_visit(cc->lru, &k, sizeof k, cache_chunk_peek_fn, &a);
+
+    if (rc < 0 || rc == CACHE_CHUNK_STALE)
+        return -ENOENT;
+    *tag = a.tag;
+    return rc;
+}
+
+/* cache_chunk_count -- see cache_chunk.h. */
+void cache_chunk_count(cache_chunk *cc, uint64_t hits, uint64_t misses, uint64_t stale)
+{
+    if (hits)
+        atomic_fetch_add(&cc->hits, hits);
+    if (misses)
+        atomic_fetch_add(&cc->misses, misses);
+    if (stale)
+        atomic_fetch_add(&cc->stale, stale);
+}
+
+/* cache_chunk_put -- see cache_chunk.h. */
+int cache_chunk_put(cache_chunk *cc, uint64_t ino, uint64_t chunk, int64_t ctime, const void *data,
+                    uint32_t len)
+{
+    cache_chunk_key k = {ino, chunk};
+    cache_chunk_hdr h = {ctime, len, 0};
+    size_t vlen = sizeof h + len;
+    unsigned char *v = malloc(vlen);
+    int rc;
+
+    if (!v)
+        return -ENOMEM;
+    memcpy(v, &h, sizeof h);
+    memcpy(v + sizeof h, data, len);
+    rc = cache_lru_force(cc->lru, &k, sizeof k, v, vlen, vlen + CACHE_CHUNK_OVERHEAD);
+    free(v);
+    return rc;
+}
+
+typedef struct {
+    int64_t ctime;
+    unsigned char *buf; /* chunk_size bytes */
+    uint32_t room;
+    uint32_t len;
+} cache_chunk_take;
+
+/* Under the shard lock: copy the whole chunk out if the tag matches. */
+static int cache_chunk_take_fn(void *val, size_t len, void *arg)
+{
+    cache_chunk_take *a = arg;
+    cache_chunk_hdr h;
+
+    if (len < sizeof h)
+        return CACHE_CHUNK_STALE;
+    memcpy(&h, val, sizeof h);
+    if (h.ctime != a->ctime || sizeof h + h.len > len || h.len > a->room)
+        return CACHE_CHUNK_STALE;
+    memcpy(a->buf, (const char *)val + sizeof h, h.len);
+    a->len = h.len;
+    return 0;
+}
+
+/* cache_chunk_wrote -- see cache_chunk.h. */
+int cache_chunk_wrote(cache_chunk *cc, uint64_t ino, uint64_t chunk, int64_t pre, int64_t post,
+                      uint32_t at, const void *data, uint32_t n, uint32_t chunk_size)
+{
+    cache_chunk_key k = {ino, chunk};
+    cache_chunk_take a = {pre, NULL, chunk_size, 0};
+    uint32_t len;
+    int rc;
+
+    if (at == 0 && n == chunk_size)
+        return cache_chunk_put(cc, ino, chunk, post, data, n);
+    if (at > chunk_size || n > chunk_size - at)
+        return -EINVAL;
+    a.buf = malloc(chunk_size);
+    if (!a.buf)
+        return -ENOMEM;
+    rc = cache_lru_visit(cc->lru, &k, sizeof k, cache_chunk_take_fn, &a);
+    if (rc != 0) {
+        /* Not cached as of pre: the merged contents are unknown here. */
+        free(a.buf);
+        return 0;
+    }
+    len = a.len;
+    if (at > len)
+        memset(a.buf + len, 0, at - len);
+    memcpy(a.buf + at, data, n);
+    if (at + n > len)
+        len = at + n;
+    rc = cache_chunk_put(cc, ino, chunk, post, a.buf, len);
+    free(a.buf);
+    return rc;
+}
+
+/* cache_chunk_get_stats -- see cache_chunk.h. */
+void cache_chunk_get_stats(cache_chunk *cc, cache_chunk_stats *out)
+{
+    cache_lru_stats st;
+
+    cache_lru_get_stats(cc->lru, &st);
+    memset(out, 0, sizeof *out);
+    out->hits = atomic_load(&cc->hits);
+    out->misses = atomic_load(&cc->misses);
+    out->stale = atomic_load(&cc->stale);
+    out->inserts = st.inserts;
+    out->evictions = st.evictions;
+    out->invalidations = st.invalidations;
+    out->entries = st.entries;
+    out->bytes = st.charge;
+    out->capacity = cc->capacity;
+}
