@@ -59,6 +59,11 @@
 #define DBFS_NGROUPS_MAX  16
 #define DBFS_ROOT_INO     1
 #define DBFS_SECRET_LEN   32
+/* The default chunk size: bench/results/paper-fig4.md (the best large
+ * transfers, and 32 KiB writes within reach of the best). */
+#define DBFS_CHUNK_SIZE_DEFAULT 65536
+/* The default size past which a hybrid file gets its own table. */
+#define DBFS_HYBRID_THRESHOLD 65536
 
 typedef struct dbfs dbfs;
 typedef struct dbfs_conn dbfs_conn;
@@ -163,6 +168,7 @@ typedef struct {
     int schema_version;
     unsigned char secret[DBFS_SECRET_LEN]; /* handle MAC key */
     uint32_t root_gen;
+    uint64_t hybrid_threshold; /* hybrid: a file larger gets its own table */
 } dbfs_info;
 
 typedef struct {
@@ -175,6 +181,20 @@ typedef struct {
      * when the database is remote (then space is reported from the
      * database's own size and a configured-free figure is unknown). */
     const char *space_path;
+    /* Metadata caches (dbfs_cache.c): how many entries the stat cache
+     * (inode -> attributes) and the naming cache ((directory, name) ->
+     * inode) hold; 0 = that cache is off. The caches assume this process
+     * is the database's only writer: changes made through SQL bypass them. */
+    uint32_t stat_cache_entries;
+    uint32_t name_cache_entries;
+    /* The chunk buffer cache ((inode, chunk) -> bytes, dbfs_data.c): its
+     * bound in bytes; 0 = off. At least one chunk (plus a little). */
+    uint64_t buffer_cache_bytes;
+    /* The write-back buffer of UNSTABLE writes (dbfs_wb.c): its bound in
+     * bytes (0 = off: every write is stored at once, FILE_SYNC), and the
+     * size past which one file's data is flushed (0 = 8 MiB). */
+    uint64_t writeback_bytes;
+    uint64_t writeback_file_bytes;
 } dbfs_config;
 
 /* FSSTAT figures (the type has its own name: dbfs_fsstat is the call). */
@@ -194,8 +214,11 @@ typedef struct {
 /* Options for dbfs_mkfs(). Zero-initialize, then set what differs. */
 typedef struct {
     dbfs_storage storage;   /* default SINGLE */
-    uint32_t chunk_size;    /* 0 = 8192 */
+    uint32_t chunk_size;    /* 0 = DBFS_CHUNK_SIZE_DEFAULT */
     dbfs_encoding encoding; /* default BINARY */
+    /* hybrid: bytes past which a file gets its own table, 1 .. 2^40;
+     * 0 = DBFS_HYBRID_THRESHOLD */
+    uint64_t hybrid_threshold;
     uint32_t root_uid, root_gid;
     uint32_t root_mode; /* 0 = 0755 */
     bool force;         /* replace an existing file system */
@@ -343,5 +366,176 @@ int dbfs_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, co
 int dbfs_commit(dbfs_conn *c, dbfs_fh fh, uint64_t off, uint32_t count, dbfs_wcc *wcc);
 
 int dbfs_fsstat(dbfs_conn *c, dbfs_fsstat_res *out);
+
+/*
+ * dbfs_fsstat_fh -- FSSTAT of the file system with the attributes of fh
+ * for the reply (RFC 1813 3.3.18): one round trip (GETATTR and FSSTAT in
+ * one batch, or FSSTAT alone when the stat cache knows fh). Returns 0,
+ * -ESTALE (fh is gone), -EAGAIN or -EIO; *attr is filled whenever fh was
+ * read.
+ */
+int dbfs_fsstat_fh(dbfs_conn *c, dbfs_fh fh, dbfs_fsstat_res *out, dbfs_attr_opt *attr);
+
+/* --- write-back (dbfs_wb.c) ------------------------------------------------ */
+
+/*
+ * dbfs_wb_flush_due -- store the buffered writes of every file whose
+ * oldest buffered data is at least age_ms old (0: every file, as at
+ * shutdown), on connection c. Returns how many files were flushed (a
+ * flush that failed for good counts: its error waits for that file's
+ * COMMIT), or -EAGAIN when the database is away (the data is kept).
+ */
+int dbfs_wb_flush_due(dbfs_conn *c, unsigned age_ms);
+
+/* The write-back buffer's figures (all zero when it is off). */
+typedef struct {
+    bool enabled;
+    uint64_t limit, bytes, files; /* bound, held now (bytes, files) */
+    uint64_t writes;              /* UNSTABLE writes buffered */
+    uint64_t refused;             /* writes that did not fit at first */
+    uint64_t flushes, flushed_bytes, errors;
+    uint64_t oldest_age_ms; /* age of the oldest data held */
+} dbfs_wb_stats;
+
+/* dbfs_wb_figures -- fill *out. Cannot fail. */
+void dbfs_wb_figures(const dbfs *fs, dbfs_wb_stats *out);
+
+/* --- administration: questions about the tree answered in SQL ----------
+ * (dbfs_admin.c; `pgnfs du`, `pgnfs find`). A dbfs_admin is a connection
+ * of its own, outside any server, used by one thread. Rows stream to a
+ * callback, so a tree of any size costs constant memory here. */
+
+typedef struct dbfs_admin dbfs_admin;
+
+/*
+ * dbfs_admin_open -- connect to the file system in conninfo. Returns 0
+ * and *out (dbfs_admin_close it), -EAGAIN (cannot connect; logged) or
+ * -ENOENT (the database holds no file system).
+ */
+int dbfs_admin_open(const char *conninfo, dbfs_admin **out);
+void dbfs_admin_close(dbfs_admin *a);
+
+/*
+ * dbfs_admin_resolve -- the inode and type of an absolute path ("/",
+ * "/a/b"; empty components and "." are skipped, ".." is refused) walked
+ * from the root. Returns 0, -ENOENT, -ENOTDIR (a component that is not a
+ * directory), -EINVAL (".."), or -EIO/-EAGAIN.
+ */
+int dbfs_admin_resolve(dbfs_admin *a, const char *path, uint64_t *ino, dbfs_type *type);
+
+/* One entry of a tree walk; name and path point into the row, valid
+ * during the callback only. path is relative to the start ("" for the
+ * start itself, else "/a/b"); neither is NUL-terminated. */
+typedef struct {
+    const char *path;
+    size_t path_len;
+    unsigned depth;
+    uint64_t ino;
+    dbfs_type type;
+    uint32_t mode, nlink, uid, gid;
+    uint64_t size, used;
+    int64_t mtime_ns;
+} dbfs_find_entry;
+
+typedef struct {
+    const char *name_like;  /* SQL LIKE pattern on the entry's name; NULL = any */
+    const char *start_name; /* the name -name tests for the start entry */
+    int type;               /* a dbfs_type, or 0 = any */
+    int size_cmp;           /* -1 less, 0 equal, 1 more, 2 = no size test */
+    uint64_t size_unit;     /* bytes per unit (size rounded up to units) */
+    uint64_t size_n;
+    unsigned mindepth, maxdepth;
+    int64_t uid, gid; /* -1 = any */
+} dbfs_find_query;
+
+/*
+ * dbfs_admin_find -- every entry under start (itself included) that
+ * matches q, in path order, to cb; a nonzero return of cb stops the walk
+ * (the query is cancelled) and is returned. Returns 0, cb's value, or
+ * -EIO/-EAGAIN (logged).
+ */
+int dbfs_admin_find(dbfs_admin *a, uint64_t start, const dbfs_find_query *q,
+                    int (*cb)(const dbfs_find_entry *e, void *arg), void *arg);
+
+/* One directory of a disk-usage walk (path as in dbfs_find_entry). */
+typedef struct {
+    const char *path;
+    size_t path_len;
+    unsigned depth;
+    uint64_t ino;
+    uint64_t used;  /* stored bytes of every distinct inode beneath, itself included */
+    uint64_t size;  /* their sizes */
+    uint64_t files; /* their number */
+} dbfs_du_entry;
+
+/*
+ * dbfs_admin_du -- the disk usage of start and of every directory beneath
+ * it down to maxdepth, children before their parent, to cb (a nonzero
+ * return stops the walk and is returned). Returns 0, cb's value, or
+ * -EIO/-EAGAIN (logged).
+ */
+int dbfs_admin_du(dbfs_admin *a, uint64_t start, unsigned maxdepth,
+                  int (*cb)(const dbfs_du_entry *e, void *arg), void *arg);
+
+/* --- cache statistics (dbfs_cache.c) ------------------------------------ */
+
+/* The counters of one cache. */
+typedef struct {
+    const char *name; /* "stat", "naming", ...: a static string */
+    bool enabled;
+    uint64_t capacity, entries; /* in the cache's unit (entries, or bytes) */
+    uint64_t hits, misses;
+    uint64_t inserts, evictions, invalidations;
+    uint64_t refused; /* fills dropped because a concurrent change made them stale */
+} dbfs_cache_figures;
+
+#define DBFS_CACHES_MAX 4
+
+/*
+ * dbfs_cache_stats -- the counters of fs's caches, enabled or not, into
+ * out[0 .. max); returns how many were written. Lock-free for callers (each
+ * cache shard is read under its own lock briefly). Cannot fail.
+ */
+unsigned dbfs_cache_stats(const dbfs *fs, dbfs_cache_figures *out, unsigned max);
+
+/* --- consistency check and repair (dbfs_fsck.c; `pgnfs fsck`) -----------
+ * The checks and their repairs are listed in schema/functions/90_fsck.sql.
+ * Checking takes no locks and runs beside a server; repairing holds each
+ * check's tables against writers and changes rows in SQL, which a running
+ * server's caches do not see: repair with the server stopped. */
+
+/* One problem a check found (strings valid during the callback only). */
+typedef struct {
+    const char *check; /* "nlink", "orphans", ... */
+    uint64_t ino;      /* the inode it is about (0: none) */
+    const char *detail;
+    bool repaired;
+} dbfs_fsck_problem;
+
+typedef struct {
+    bool repair; /* fix what is found, then check everything again */
+    /* Before each check (may be NULL): step 1..nsteps; pass is 1, or 2 for
+     * the checks run again after repairs. */
+    void (*progress)(void *arg, unsigned pass, unsigned step, unsigned nsteps, const char *what);
+    /* Each problem found (may be NULL). */
+    void (*problem)(void *arg, unsigned pass, const dbfs_fsck_problem *p);
+    void *arg;
+} dbfs_fsck_opts;
+
+typedef struct {
+    unsigned long found;    /* problems found (by the first pass) */
+    unsigned long repaired; /* of those, repaired */
+    unsigned long left;     /* problems the checks still find at the end */
+} dbfs_fsck_report;
+
+/*
+ * dbfs_fsck -- check (and with opts->repair, repair) the file system fs,
+ * on a connection of its own. When the root directory is missing or not a
+ * directory, nothing is repaired. Returns 0 with *out filled (problems are
+ * not errors: see out), or -EAGAIN (database unreachable or lost) / -EIO
+ * (a check failed in the database; logged with its SQLSTATE) with *out
+ * holding what was counted so far.
+ */
+int dbfs_fsck(dbfs *fs, const dbfs_fsck_opts *opts, dbfs_fsck_report *out);
 
 #endif /* PGNFS_DBFS_H */

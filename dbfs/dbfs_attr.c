@@ -7,7 +7,10 @@
  *   Reads are one prepared SELECT each; their permission checks happen
  *   here, on the attributes the SELECT returned, with dbfs_perm_allows().
  *   SETATTR is the PL/pgSQL function pgnfs_setattr (30_setattr.sql), which
- *   holds the same rule as pgnfs_may(). Every call is one round trip.
+ *   holds the same rule as pgnfs_may(). Every call is at most one round
+ *   trip: GETATTR and ACCESS none when the stat cache knows the file
+ *   (dbfs_cache.c), FSSTAT one either way (its figures are never cached).
+ *   SETATTR stores the attributes after in the stat cache.
  *   Output structs may be NULL when the caller does not want them.
  */
 #include <errno.h>
@@ -68,16 +71,47 @@ static int dbfs_by_handle(dbfs_conn *c, dbfs_stmt id, dbfs_fh fh, PGresult **res
 }
 
 /*
- * dbfs_getattr -- the attributes of fh. Returns 0 and *out, -ESTALE if the
- * inode and generation no longer exist, or -EAGAIN/-EIO. One round trip.
+ * dbfs_getattr -- the attributes of fh, with what the write-back buffer
+ * holds of it (dbfs_wb_overlay). Returns as dbfs_getattr_db.
  */
 int dbfs_getattr(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out)
 {
-    PGresult *r = NULL;
-    int rc = dbfs_by_handle(c, DBFS_ST_GETATTR, fh, &r);
+    int rc = dbfs_getattr_db(c, fh, out);
 
     if (rc == 0 && out)
-        dbfs_get_attr(r, 0, 0, out);
+        dbfs_wb_overlay(c->fs, out);
+    return rc;
+}
+
+/*
+ * dbfs_getattr_db -- see dbfs_int.h: the attributes of fh as stored.
+ * Returns 0 and *out, -ESTALE if the inode and generation no longer
+ * exist, or -EAGAIN/-EIO. No round trip when the stat cache knows fh
+ * (attributes, or gone), else one, whose answer is cached.
+ */
+int dbfs_getattr_db(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out)
+{
+    PGresult *r = NULL;
+    dbfs_cache_op op;
+    dbfs_attr a;
+    int rc = dbfs_cache_attr(c->fs, fh, &a);
+
+    if (rc != -ENOENT) {
+        if (rc == 0 && out)
+            *out = a;
+        return rc;
+    }
+    dbfs_cache_read_begin(c->fs, &op);
+    rc = dbfs_by_handle(c, DBFS_ST_GETATTR, fh, &r);
+    if (rc == 0) {
+        dbfs_get_attr(r, 0, 0, &a);
+        dbfs_cache_put_attr(&op, &a);
+        if (out)
+            *out = a;
+    } else if (rc == -ESTALE) {
+        dbfs_cache_put_gone(&op, fh);
+    }
+    dbfs_cache_end(&op);
     PQclear(r);
     return rc;
 }
@@ -93,6 +127,7 @@ int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sat
 {
     dbfs_params p;
     dbfs_fnres f;
+    dbfs_cache_op op;
     PGresult *r = NULL;
     int rc;
 
@@ -100,6 +135,11 @@ int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sat
         memset(wcc, 0, sizeof *wcc);
     if ((sa->set & DBFS_SET_SIZE) && sa->size > (uint64_t)DBFS_MAX_FILESIZE)
         return -EFBIG;
+    /* Buffered writes came first: store them before the change (a
+     * truncation must cut them too). */
+    rc = dbfs_wb_flush(c, fh.ino, NULL, NULL, NULL);
+    if (rc == -EAGAIN)
+        return rc;
     dbfs_params_init(&p);
     dbfs_param_i8(&p, (int64_t)fh.ino);
     dbfs_param_i4(&p, (int32_t)fh.gen);
@@ -116,12 +156,19 @@ int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sat
         dbfs_param_i8(&p, *guard_ctime_ns);
     else
         dbfs_param_null(&p);
+    /* One inode changes: a file change for the stat cache. The attributes
+     * after are current on failures too (read under the row lock). */
+    dbfs_cache_file_begin(c, fh, &op);
     rc = dbfs_exec(c, DBFS_ST_SETATTR, &p, &r);
     if (rc == 0)
         rc = dbfs_fnres_parse(r, "setattr", &f);
     if (rc == 0) {
         dbfs_wcc_from(wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);
+        dbfs_cache_file_end(&op, f.have[DBFS_ROLE_POST] ? 0 : -ENOENT,
+                            f.have[DBFS_ROLE_POST] ? &f.attr[DBFS_ROLE_POST] : NULL);
         rc = f.status;
+    } else {
+        dbfs_cache_file_end(&op, rc, NULL);
     }
     PQclear(r);
     return rc;
@@ -172,16 +219,19 @@ int dbfs_access(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint32_t want, 
 int dbfs_readlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, char **target, dbfs_attr *attr)
 {
     PGresult *r = NULL;
+    dbfs_cache_op op;
     dbfs_attr a;
     size_t len;
     int rc;
 
     (void)cred;
     *target = NULL;
+    dbfs_cache_read_begin(c->fs, &op);
     rc = dbfs_by_handle(c, DBFS_ST_READLINK, fh, &r);
     if (rc != 0)
         goto out;
     dbfs_get_attr(r, 0, 0, &a);
+    dbfs_cache_put_attr(&op, &a);
     if (attr)
         *attr = a;
     if (a.type != DBFS_LNK || dbfs_get_null(r, 0, DBFS_ATTR_NCOLS)) {
@@ -197,33 +247,16 @@ int dbfs_readlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, char **target
     memcpy(*target, PQgetvalue(r, 0, DBFS_ATTR_NCOLS), len);
     (*target)[len] = 0;
 out:
+    dbfs_cache_end(&op);
     PQclear(r);
     return rc;
 }
 
-/*
- * dbfs_fsstat -- space and file counts. With a space_path, bytes come
- * from statvfs of it (the disk the database lives on); without one, the
- * database's size is reported as used and DBFS_FREE_BYTES_UNKNOWN (1 PiB)
- * as free. Files: the used count is the planner's estimate of fileatt rows
- * (cheap, not exact), DBFS_FREE_FILES (2^40) are reported free. Returns 0,
- * -EAGAIN or -EIO. One round trip.
- */
-int dbfs_fsstat(dbfs_conn *c, dbfs_fsstat_res *out)
+/* The FSSTAT figures from the database's size and file count. */
+static void dbfs_fsstat_fill(dbfs_conn *c, uint64_t db_bytes, uint64_t files, dbfs_fsstat_res *out)
 {
-    PGresult *r = NULL;
     struct statvfs sv;
-    uint64_t db_bytes, files;
-    int rc = dbfs_exec(c, DBFS_ST_FSSTAT, NULL, &r);
 
-    if (rc != 0)
-        return rc;
-    if (PQntuples(r) != 1) {
-        rc = -EIO;
-        goto out;
-    }
-    db_bytes = (uint64_t)dbfs_get_i8(r, 0, 0);
-    files = (uint64_t)dbfs_get_i8(r, 0, 1);
     memset(out, 0, sizeof *out);
     if (c->fs->space_path && statvfs(c->fs->space_path, &sv) == 0) {
         out->tbytes = (uint64_t)sv.f_blocks * sv.f_frsize;
@@ -239,7 +272,141 @@ int dbfs_fsstat(dbfs_conn *c, dbfs_fsstat_res *out)
     out->tfiles = files + DBFS_FREE_FILES;
     out->ffiles = DBFS_FREE_FILES;
     out->afiles = DBFS_FREE_FILES;
-out:
+}
+
+/*
+ * The FSSTAT figures from the row of DBFS_ST_FSSTAT (r), which are then
+ * kept for DBFS_FSSTAT_TTL_US. Returns 0 or -EIO (not one row).
+ */
+static int dbfs_fsstat_from(dbfs_conn *c, const PGresult *r, dbfs_fsstat_res *out)
+{
+    dbfs_fsstat_memo *m = &c->fs->fsstat_memo;
+    uint64_t db_bytes, files;
+
+    if (PQntuples(r) != 1)
+        return -EIO;
+    db_bytes = (uint64_t)dbfs_get_i8(r, 0, 0);
+    files = (uint64_t)dbfs_get_i8(r, 0, 1);
+    g_mutex_lock(&m->lock);
+    m->db_bytes = db_bytes;
+    m->files = files;
+    m->until_us = g_get_monotonic_time() + DBFS_FSSTAT_TTL_US;
+    g_mutex_unlock(&m->lock);
+    dbfs_fsstat_fill(c, db_bytes, files, out);
+    return 0;
+}
+
+/* The kept FSSTAT figures, if still fresh: true and *out filled. */
+static bool dbfs_fsstat_kept(dbfs_conn *c, dbfs_fsstat_res *out)
+{
+    dbfs_fsstat_memo *m = &c->fs->fsstat_memo;
+    uint64_t db_bytes = 0, files = 0;
+    bool fresh;
+
+    g_mutex_lock(&m->lock);
+    fresh = m->until_us > g_get_monotonic_time();
+    if (fresh) {
+        db_bytes = m->db_bytes;
+        files = m->files;
+    }
+    g_mutex_unlock(&m->lock);
+    if (fresh)
+        dbfs_fsstat_fill(c, db_bytes, files, out);
+    return fresh;
+}
+
+/*
+ * dbfs_fsstat -- space and file counts. With a space_path, bytes come
+ * from statvfs of it (the disk the database lives on); without one, the
+ * database's size is reported as used and DBFS_FREE_BYTES_UNKNOWN (1 PiB)
+ * as free. Files: the used count is the planner's estimate of fileatt rows
+ * (cheap, not exact), DBFS_FREE_FILES (2^40) are reported free. The
+ * database's figures are kept for DBFS_FSSTAT_TTL_US (statvfs is asked
+ * every time). Returns 0, -EAGAIN or -EIO. One round trip, none while the
+ * figures are fresh.
+ */
+int dbfs_fsstat(dbfs_conn *c, dbfs_fsstat_res *out)
+{
+    PGresult *r = NULL;
+    int rc;
+
+    if (dbfs_fsstat_kept(c, out))
+        return 0;
+    rc = dbfs_exec(c, DBFS_ST_FSSTAT, NULL, &r);
+
+    if (rc == 0)
+        rc = dbfs_fsstat_from(c, r, out);
     PQclear(r);
+    return rc;
+}
+
+/*
+ * dbfs_fsstat_fh -- see dbfs.h. The attributes come from the stat cache
+ * when it has them (then dbfs_fsstat: none or one round trip); otherwise
+ * GETATTR and FSSTAT go in one batch, one round trip.
+ */
+int dbfs_fsstat_fh(dbfs_conn *c, dbfs_fh fh, dbfs_fsstat_res *out, dbfs_attr_opt *attr)
+{
+    PGresult *ra = NULL, *rf = NULL;
+    dbfs_cache_op op;
+    dbfs_params p;
+    dbfs_attr a;
+    int rc;
+
+    if (attr)
+        memset(attr, 0, sizeof *attr);
+    rc = dbfs_cache_attr(c->fs, fh, &a);
+    if (rc == -ESTALE)
+        return rc;
+    if (rc == 0) {
+        if (attr) {
+            attr->valid = true;
+            attr->attr = a;
+            dbfs_wb_overlay(c->fs, &attr->attr);
+        }
+        return dbfs_fsstat(c, out);
+    }
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)fh.ino);
+    dbfs_param_i4(&p, (int32_t)fh.gen);
+    dbfs_cache_read_begin(c->fs, &op);
+    for (int attempt = 1;; attempt++) {
+        rc = dbfs_batch_begin(c);
+        if (rc != 0)
+            goto out;
+        dbfs_batch_add(c, DBFS_ST_GETATTR, &p);
+        dbfs_batch_add(c, DBFS_ST_FSSTAT, NULL);
+        dbfs_batch_sync(c);
+        dbfs_batch_result(c, &ra);
+        dbfs_batch_result(c, &rf);
+        rc = dbfs_batch_end(c);
+        if (rc != DBFS_ERETRY)
+            break;
+        PQclear(ra);
+        PQclear(rf);
+        ra = rf = NULL;
+        if (!dbfs_retry_wait(attempt)) {
+            rc = -EAGAIN;
+            break;
+        }
+    }
+    if (rc != 0)
+        goto out;
+    if (PQntuples(ra) == 0) {
+        dbfs_cache_put_gone(&op, fh);
+        rc = -ESTALE;
+        goto out;
+    }
+    dbfs_get_attr(ra, 0, 0, &a);
+    dbfs_cache_put_attr(&op, &a);
+    if (attr) {
+        attr->valid = true;
+        attr->attr = a;
+    }
+    rc = dbfs_fsstat_from(c, rf, out);
+out:
+    dbfs_cache_end(&op);
+    PQclear(ra);
+    PQclear(rf);
     return rc;
 }

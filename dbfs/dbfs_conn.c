@@ -232,8 +232,12 @@ static int dbfs_classify(dbfs_conn *c, const PGresult *res, dbfs_stmt id)
     const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
 
     if (!state) {
-        /* libpq's own errors (no SQLSTATE): a lost connection, mostly. */
-        if (PQstatus(c->pg) != CONNECTION_OK || !res) {
+        /* libpq's own errors (no SQLSTATE): a lost connection, mostly.
+         * In pipeline mode a failed send ("server closed the connection
+         * unexpectedly") leaves the status CONNECTION_OK until libpq next
+         * reads: read now, so that a closed socket shows as one. */
+        if (!res || PQstatus(c->pg) != CONNECTION_OK || !PQconsumeInput(c->pg) ||
+            PQstatus(c->pg) != CONNECTION_OK) {
             c->ready = false;
             g_message("statement %s: lost the database connection", dbfs_stmts[id].name);
             return -EAGAIN;

@@ -17,6 +17,7 @@
  *   frees them. The dbfs is immutable after dbfs_open() returns.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,13 +216,41 @@ static const char *dbfs_encoding_name(dbfs_encoding e)
     return e == DBFS_ENC_BASE64 ? "base64" : "binary";
 }
 
+/* The layout named s (as pgnfs_fs.storage says); 0, or -1 if unknown. */
+static int dbfs_storage_parse(const char *s, dbfs_storage *out)
+{
+    static const dbfs_storage all[] = {DBFS_STORAGE_SINGLE, DBFS_STORAGE_INVERSION,
+                                       DBFS_STORAGE_HYBRID};
+
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (strcmp(s, dbfs_storage_name(all[i])) == 0 && store_for(all[i])) {
+            *out = all[i];
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The encoding named s; 0, or -1 if unknown. */
+static int dbfs_encoding_parse(const char *s, dbfs_encoding *out)
+{
+    if (strcmp(s, "binary") == 0)
+        *out = DBFS_ENC_BINARY;
+    else if (strcmp(s, "base64") == 0)
+        *out = DBFS_ENC_BASE64;
+    else
+        return -1;
+    return 0;
+}
+
 /*
  * dbfs_mkfs -- see dbfs.h. In one transaction under the advisory lock:
  * drop an existing file system (force only), apply the migrations, record
  * the facts (random fsid, 32-byte handle secret from RAND_bytes), make the
  * root (inode 1, random generation, nlink 2), apply the function files and
- * record their digest. -EINVAL for a chunk size outside 1024..1048576 or a
- * storage/encoding this build lacks (only single/binary so far).
+ * record their digest. -EINVAL for a chunk size that is not a power of two
+ * from 1024 to 1048576, a hybrid threshold outside 1..2^40, or a
+ * storage/encoding this build lacks.
  */
 int dbfs_mkfs(const char *conninfo, const dbfs_mkfs_opts *opts)
 {
@@ -229,20 +258,26 @@ int dbfs_mkfs(const char *conninfo, const dbfs_mkfs_opts *opts)
     dbfs_params p;
     unsigned char secret[DBFS_SECRET_LEN];
     unsigned char rnd[12];
-    uint32_t chunk = opts->chunk_size ? opts->chunk_size : 8192;
+    uint32_t chunk = opts->chunk_size ? opts->chunk_size : DBFS_CHUNK_SIZE_DEFAULT;
     const char *storage = dbfs_storage_name(opts->storage);
     const char *encoding = dbfs_encoding_name(opts->encoding);
     uint64_t fsid = 0;
     uint32_t gen = 0;
     int rc;
 
-    if (chunk < 1024 || chunk > 1048576) {
-        g_warning("mkfs: chunk size %u is outside 1024..1048576", chunk);
+    uint64_t threshold = opts->hybrid_threshold ? opts->hybrid_threshold : DBFS_HYBRID_THRESHOLD;
+
+    if (chunk < 1024 || chunk > 1048576 || (chunk & (chunk - 1)) != 0) {
+        g_warning("mkfs: chunk size %u is not a power of two from 1024 to 1048576", chunk);
         return -EINVAL;
     }
-    if (!store_for(opts->storage) || opts->encoding != DBFS_ENC_BINARY) {
-        g_warning("mkfs: storage \"%s\" with encoding \"%s\" is not available in this build "
-                  "(only \"single\" with \"binary\")",
+    if (threshold > (UINT64_C(1) << 40)) {
+        g_warning("mkfs: hybrid threshold %" PRIu64 " is outside 1..2^40", threshold);
+        return -EINVAL;
+    }
+    if (!store_for(opts->storage) ||
+        (opts->encoding != DBFS_ENC_BINARY && opts->encoding != DBFS_ENC_BASE64)) {
+        g_warning("mkfs: storage \"%s\" with encoding \"%s\" is not available in this build",
                   storage, encoding);
         return -EINVAL;
     }
@@ -289,6 +324,11 @@ int dbfs_mkfs(const char *conninfo, const dbfs_mkfs_opts *opts)
     dbfs_param_bytes(&p, encoding, strlen(encoding));
     dbfs_param_bytes(&p, secret, sizeof secret);
     rc = dbfs_adm_run(&a, DBFS_ST_ADM_FS_INSERT, &p);
+    if (rc != 0)
+        goto out;
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)threshold);
+    rc = dbfs_adm_run(&a, DBFS_ST_ADM_SET_THRESHOLD, &p);
     if (rc != 0)
         goto out;
 
@@ -366,15 +406,15 @@ static int dbfs_adm_attach(dbfs_adm *a, dbfs_info *info)
         rc = -EPROTO;
         goto out;
     }
-    if (strcmp(storage, "single") != 0 || strcmp(encoding, "binary") != 0) {
-        g_warning("the file system uses storage \"%s\" with encoding \"%s\", which this build "
-                  "cannot serve: run a newer pgnfs",
-                  storage, encoding);
+    if (dbfs_storage_parse(storage, &info->storage) != 0 ||
+        dbfs_encoding_parse(encoding, &info->encoding) != 0 || info->chunk_size < 1024 ||
+        info->chunk_size > 1048576 || (info->chunk_size & (info->chunk_size - 1)) != 0) {
+        g_warning("the file system uses storage \"%s\" with encoding \"%s\" and chunk size "
+                  "%u, which this build cannot serve: run a newer pgnfs",
+                  storage, encoding, info->chunk_size);
         rc = -EPROTO;
         goto out;
     }
-    info->storage = DBFS_STORAGE_SINGLE;
-    info->encoding = DBFS_ENC_BINARY;
     for (unsigned i = 0; i < schema_nfiles; i++) {
         dbfs_params p;
 
@@ -397,7 +437,19 @@ static int dbfs_adm_attach(dbfs_adm *a, dbfs_info *info)
     if (!functions_current) {
         g_message("installing the database functions of this build");
         rc = dbfs_adm_functions(a);
+        if (rc != 0)
+            goto out;
     }
+    PQclear(r);
+    rc = dbfs_adm_exec(a, DBFS_ST_ADM_THRESHOLD, NULL, &r);
+    if (rc != 0)
+        goto out;
+    if (PQntuples(r) != 1 || PQgetisnull(r, 0, 0)) {
+        g_warning("the file system's facts (table pgnfs_fs) are damaged: no hybrid threshold");
+        rc = -EIO;
+        goto out;
+    }
+    info->hybrid_threshold = (uint64_t)dbfs_get_i8(r, 0, 0);
 out:
     PQclear(r);
     return rc;
@@ -419,6 +471,7 @@ int dbfs_open(const dbfs_config *cfg, dbfs **out)
     fs = calloc(1, sizeof *fs);
     if (!fs)
         return -ENOMEM;
+    g_mutex_init(&fs->fsstat_memo.lock);
     fs->conninfo = strdup(cfg->conninfo);
     fs->space_path = cfg->space_path ? strdup(cfg->space_path) : NULL;
     fs->relatime = cfg->relatime;
@@ -436,6 +489,15 @@ int dbfs_open(const dbfs_config *cfg, dbfs **out)
     if (rc != 0)
         goto err;
     fs->store = store_for(fs->info.storage);
+    rc = dbfs_cache_open(fs, cfg);
+    if (rc != 0)
+        goto err;
+    rc = dbfs_chunks_open(fs, cfg);
+    if (rc != 0)
+        goto err;
+    rc = dbfs_wb_open(fs, cfg);
+    if (rc != 0)
+        goto err;
     *out = fs;
     return 0;
 err:
@@ -449,8 +511,12 @@ void dbfs_close(dbfs *fs)
 {
     if (!fs)
         return;
+    dbfs_wb_close(fs);
+    dbfs_cache_close(fs);
+    dbfs_chunks_close(fs);
     free(fs->conninfo);
     free(fs->space_path);
+    g_mutex_clear(&fs->fsstat_memo.lock);
     free(fs);
 }
 

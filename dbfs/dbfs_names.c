@@ -3,7 +3,10 @@
  * RMDIR, RENAME, LINK and READDIR(PLUS) (RFC 1813 3.3.3, 3.3.8 - 3.3.17).
  *
  * NOTES
- *   Every call is at most one round trip. Changes are the PL/pgSQL
+ *   Every call is at most one round trip; a LOOKUP whose directory, name
+ *   and object the metadata caches know (dbfs_cache.c) makes none. Every
+ *   change tells the caches what it changed (the table in dbfs_cache.c's
+ *   header), from the rows its function returns. Changes are the PL/pgSQL
  *   functions of schema/functions/ (one statement, one transaction, all
  *   checks before any change, wcc read under the lock); lookups and
  *   listings are SELECTs whose permission checks happen here with
@@ -35,16 +38,56 @@ static void dbfs_attr_opt_set(dbfs_attr_opt *o, const dbfs_attr *a)
         memset(&o->attr, 0, sizeof o->attr);
 }
 
+/* The cached answer of a LOOKUP, or DBFS_ERETRY when the caches cannot
+ * give it (a miss anywhere: the caller asks the database). */
+static int dbfs_lookup_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+                              dbfs_attr *obj, dbfs_attr_opt *dir_attr)
+{
+    dbfs_attr d, o;
+    dbfs_fh ofh;
+    int rc = dbfs_cache_attr(c->fs, dir, &d);
+
+    if (rc == -ESTALE)
+        return rc;
+    if (rc != 0)
+        return DBFS_ERETRY;
+    if (d.type != DBFS_DIR || !dbfs_perm_allows(&d, cred, 1)) {
+        dbfs_attr_opt_set(dir_attr, &d);
+        return d.type != DBFS_DIR ? -ENOTDIR : -EACCES;
+    }
+    if (dbfs_name_is_dot(name)) {
+        o = d;
+    } else {
+        switch (dbfs_cache_name(c->fs, dir.ino, name, &ofh)) {
+        case CACHE_NAME_ABSENT:
+            dbfs_attr_opt_set(dir_attr, &d);
+            return -ENOENT;
+        case CACHE_NAME_FOUND:
+            if (dbfs_cache_attr(c->fs, ofh, &o) != 0)
+                return DBFS_ERETRY;
+            break;
+        default:
+            return DBFS_ERETRY;
+        }
+    }
+    dbfs_attr_opt_set(dir_attr, &d);
+    if (obj)
+        *obj = o;
+    return 0;
+}
+
 /*
  * dbfs_lookup -- see dbfs.h. "" is -ENOENT. Checks: the directory exists
  * (-ESTALE) and is one (-ENOTDIR), search permission (-EACCES), the name
- * (-ENOENT). One round trip ("." and ".." included).
+ * (-ENOENT). No round trip when the caches know the directory, the name
+ * and the object (".." is always asked); else one, whose rows are cached.
  */
 int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name, dbfs_attr *obj,
                 dbfs_attr_opt *dir_attr)
 {
     dbfs_params p;
     PGresult *r = NULL;
+    dbfs_cache_op op;
     dbfs_attr d;
     bool dot = false;
     dbfs_stmt id = DBFS_ST_LOOKUP;
@@ -54,6 +97,16 @@ int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *na
     rc = dbfs_name_check(name, -ENOENT);
     if (rc != 0)
         return rc;
+    if (!dbfs_name_is_dotdot(name)) {
+        rc = dbfs_lookup_cached(c, cred, dir, name, obj, dir_attr);
+        if (rc != DBFS_ERETRY) {
+            if (rc == 0 && obj)
+                dbfs_wb_overlay(c->fs, obj);
+            return rc;
+        }
+        dbfs_attr_opt_set(dir_attr, NULL);
+    }
+    dbfs_cache_read_begin(c->fs, &op);
     dbfs_params_init(&p);
     dbfs_param_i8(&p, (int64_t)dir.ino);
     dbfs_param_i4(&p, (int32_t)dir.gen);
@@ -67,12 +120,23 @@ int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *na
     }
     rc = dbfs_exec(c, id, &p, &r);
     if (rc != 0)
-        return rc;
+        goto out;
     if (PQntuples(r) == 0) {
+        dbfs_cache_put_gone(&op, dir);
         rc = -ESTALE;
         goto out;
     }
     dbfs_get_attr(r, 0, 0, &d);
+    dbfs_cache_put_attr(&op, &d);
+    if (!dot && !dbfs_get_null(r, 0, DBFS_ATTR_NCOLS)) {
+        dbfs_attr o;
+        dbfs_get_attr(r, 0, DBFS_ATTR_NCOLS, &o);
+        dbfs_cache_put_attr(&op, &o);
+        if (id == DBFS_ST_LOOKUP)
+            dbfs_cache_put_name(&op, dir.ino, name, &o);
+    } else if (id == DBFS_ST_LOOKUP && d.type == DBFS_DIR) {
+        dbfs_cache_put_name(&op, dir.ino, name, NULL);
+    }
     dbfs_attr_opt_set(dir_attr, &d);
     if (d.type != DBFS_DIR) {
         rc = -ENOTDIR;
@@ -91,8 +155,10 @@ int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *na
         }
     } else if (obj) {
         dbfs_get_attr(r, 0, DBFS_ATTR_NCOLS, obj);
+        dbfs_wb_overlay(c->fs, obj);
     }
 out:
+    dbfs_cache_end(&op);
     PQclear(r);
     return rc;
 }
@@ -112,6 +178,19 @@ static int dbfs_call(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p, const cha
     return rc;
 }
 
+/* What every directory change tells the stat cache from its rows: the
+ * directories after (roles POST and POST2; held, so stored), or that the
+ * directory handle is stale. */
+static void dbfs_cache_learn(dbfs_cache_op *op, dbfs_fh dir, const dbfs_fnres *f)
+{
+    if (f->have[DBFS_ROLE_POST])
+        dbfs_cache_put_attr(op, &f->attr[DBFS_ROLE_POST]);
+    if (f->have[DBFS_ROLE_POST2])
+        dbfs_cache_put_attr(op, &f->attr[DBFS_ROLE_POST2]);
+    if (f->status == -ESTALE && !f->have[DBFS_ROLE_POST])
+        dbfs_cache_put_gone(op, dir);
+}
+
 /*
  * Make a file of any type (pgnfs_create, 40_create.sql). A mode that sa
  * does not set is default_mode. Names: "" and '/' are -EINVAL, "." and
@@ -125,6 +204,7 @@ static int dbfs_make(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const cha
     dbfs_sattr s = {0};
     dbfs_params p;
     dbfs_fnres f;
+    dbfs_cache_op op;
     int rc;
 
     if (dir_wcc)
@@ -164,9 +244,23 @@ static int dbfs_make(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const cha
     dbfs_param_i8(&p, (int64_t)((s.set & DBFS_SET_SIZE) ? s.size : 0));
     dbfs_param_i8(&p, s.atime_ns);
     dbfs_param_i8(&p, s.mtime_ns);
+    dbfs_cache_mut_begin(c->fs, &op, &dir.ino, 1, &dir.ino, 1);
     rc = dbfs_call(c, DBFS_ST_CREATE, &p, "create", &f);
-    if (rc != 0)
+    if (rc != 0) {
+        dbfs_cache_lost(&op);
+        dbfs_cache_end(&op);
         return rc;
+    }
+    dbfs_cache_learn(&op, dir, &f);
+    if (f.have[DBFS_ROLE_VICTIM]) {
+        /* The name existed: an UNCHECKED create may have cut the file. */
+        dbfs_cache_victim(&op, &f.attr[DBFS_ROLE_VICTIM], false);
+        dbfs_cache_put_name(&op, dir.ino, name, &f.attr[DBFS_ROLE_VICTIM]);
+    } else if (f.status == 0 && f.have[DBFS_ROLE_OBJ]) {
+        dbfs_cache_put_new(&op, &f.attr[DBFS_ROLE_OBJ]);
+        dbfs_cache_put_name(&op, dir.ino, name, &f.attr[DBFS_ROLE_OBJ]);
+    }
+    dbfs_cache_end(&op);
     dbfs_wcc_from(dir_wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);
     if (f.status == 0 && obj)
         *obj = f.attr[DBFS_ROLE_OBJ];
@@ -187,6 +281,18 @@ int dbfs_create(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *na
                 dbfs_createmode how, const dbfs_sattr *sa, uint64_t verf, dbfs_attr *obj,
                 dbfs_wcc *dir_wcc)
 {
+    /* UNCHECKED with a size cuts an existing file: its buffered writes
+     * came first and must be stored before (dbfs_wb.c). */
+    if (how == DBFS_CREATE_UNCHECKED && sa && (sa->set & DBFS_SET_SIZE) &&
+        dbfs_wb_holds_any(c->fs)) {
+        dbfs_attr old;
+        int rc = dbfs_lookup(c, cred, dir, name, &old, NULL);
+
+        if (rc == 0)
+            rc = dbfs_wb_flush(c, old.ino, NULL, NULL, NULL);
+        if (rc == -EAGAIN)
+            return rc;
+    }
     return dbfs_make(c, cred, dir, name, DBFS_REG, how, verf, NULL, 0, 0, sa, 0644, obj, dir_wcc);
 }
 
@@ -249,6 +355,7 @@ static int dbfs_unname(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const c
 {
     dbfs_params p;
     dbfs_fnres f;
+    dbfs_cache_op op;
     int rc;
 
     if (dir_wcc)
@@ -267,9 +374,21 @@ static int dbfs_unname(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const c
     dbfs_param_bool(&p, rmdir);
     dbfs_param_cred(&p, cred);
     dbfs_param_i8(&p, dbfs_now_ns());
+    dbfs_cache_mut_begin(c->fs, &op, &dir.ino, 1, &dir.ino, 1);
     rc = dbfs_call(c, DBFS_ST_REMOVE, &p, rmdir ? "rmdir" : "remove", &f);
-    if (rc != 0)
+    if (rc != 0) {
+        dbfs_cache_lost(&op);
+        dbfs_cache_end(&op);
         return rc;
+    }
+    dbfs_cache_learn(&op, dir, &f);
+    if (f.status == 0 || f.status == -ENOENT)
+        dbfs_cache_put_name(&op, dir.ino, name, NULL);
+    if (f.status == 0 && f.have[DBFS_ROLE_GONE])
+        dbfs_cache_victim(&op, &f.attr[DBFS_ROLE_GONE], true);
+    if (f.status == 0 && f.have[DBFS_ROLE_VICTIM])
+        dbfs_cache_victim(&op, &f.attr[DBFS_ROLE_VICTIM], false);
+    dbfs_cache_end(&op);
     dbfs_wcc_from(dir_wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);
     return f.status;
 }
@@ -311,8 +430,10 @@ int dbfs_rmdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *nam
 int dbfs_rename(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh from_dir, const char *from_name,
                 dbfs_fh to_dir, const char *to_name, dbfs_wcc *from_wcc, dbfs_wcc *to_wcc)
 {
+    const uint64_t dirs[2] = {from_dir.ino, to_dir.ino};
     dbfs_params p;
     dbfs_fnres f;
+    dbfs_cache_op op;
     int rc;
 
     if (from_wcc)
@@ -336,9 +457,28 @@ int dbfs_rename(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh from_dir, const cha
     dbfs_param_bytes(&p, to_name, strlen(to_name));
     dbfs_param_cred(&p, cred);
     dbfs_param_i8(&p, dbfs_now_ns());
+    dbfs_cache_mut_begin(c->fs, &op, dirs, 2, dirs, 2);
     rc = dbfs_call(c, DBFS_ST_RENAME, &p, "rename", &f);
-    if (rc != 0)
+    if (rc != 0) {
+        dbfs_cache_lost(&op);
+        dbfs_cache_end(&op);
         return rc;
+    }
+    dbfs_cache_learn(&op, from_dir, &f);
+    if (f.status == -ENOENT)
+        dbfs_cache_put_name(&op, from_dir.ino, from_name, NULL);
+    if (f.status == 0 && f.have[DBFS_ROLE_OBJ]) {
+        /* Moved (not the same file under both names): the names, the
+         * object's new ctime, and what the target name held. */
+        dbfs_cache_put_name(&op, from_dir.ino, from_name, NULL);
+        dbfs_cache_put_name(&op, to_dir.ino, to_name, &f.attr[DBFS_ROLE_OBJ]);
+        dbfs_cache_victim(&op, &f.attr[DBFS_ROLE_OBJ], false);
+        if (f.have[DBFS_ROLE_GONE])
+            dbfs_cache_victim(&op, &f.attr[DBFS_ROLE_GONE], true);
+        if (f.have[DBFS_ROLE_VICTIM])
+            dbfs_cache_victim(&op, &f.attr[DBFS_ROLE_VICTIM], false);
+    }
+    dbfs_cache_end(&op);
     dbfs_wcc_from(from_wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);
     dbfs_wcc_from(to_wcc, &f, DBFS_ROLE_PRE2, DBFS_ROLE_POST2);
     return f.status;
@@ -353,8 +493,10 @@ int dbfs_rename(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh from_dir, const cha
 int dbfs_link(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh file, dbfs_fh dir, const char *name,
               dbfs_attr_opt *file_attr, dbfs_wcc *dir_wcc)
 {
+    const uint64_t inos[2] = {file.ino, dir.ino};
     dbfs_params p;
     dbfs_fnres f;
+    dbfs_cache_op op;
     int rc;
 
     dbfs_attr_opt_set(file_attr, NULL);
@@ -373,12 +515,25 @@ int dbfs_link(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh file, dbfs_fh dir, co
     dbfs_param_bytes(&p, name, strlen(name));
     dbfs_param_cred(&p, cred);
     dbfs_param_i8(&p, dbfs_now_ns());
+    dbfs_cache_mut_begin(c->fs, &op, inos, 2, &dir.ino, 1);
     rc = dbfs_call(c, DBFS_ST_LINK, &p, "link", &f);
-    if (rc != 0)
+    if (rc != 0) {
+        dbfs_cache_lost(&op);
+        dbfs_cache_end(&op);
         return rc;
-    dbfs_wcc_from(dir_wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);
+    }
+    dbfs_cache_learn(&op, dir, &f);
     if (f.have[DBFS_ROLE_OBJ])
+        dbfs_cache_put_attr(&op, &f.attr[DBFS_ROLE_OBJ]);
+    if (f.status == 0 && f.have[DBFS_ROLE_OBJ])
+        dbfs_cache_put_name(&op, dir.ino, name, &f.attr[DBFS_ROLE_OBJ]);
+    dbfs_cache_end(&op);
+    dbfs_wcc_from(dir_wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);
+    if (f.have[DBFS_ROLE_OBJ]) {
         dbfs_attr_opt_set(file_attr, &f.attr[DBFS_ROLE_OBJ]);
+        if (file_attr)
+            dbfs_wb_overlay(c->fs, &file_attr->attr);
+    }
     return f.status;
 }
 
@@ -430,6 +585,7 @@ int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cook
 {
     dbfs_params pd, pe;
     PGresult *rd = NULL, *re = NULL;
+    dbfs_cache_op op;
     dbfs_dirent *e = NULL;
     dbfs_attr d, parent;
     /* The dots still to list: "." is position 1, ".." position 2. */
@@ -457,6 +613,7 @@ int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cook
     dbfs_param_i8(&pe,
                   cookie > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(cookie > 2 ? cookie : 2));
     dbfs_param_i8(&pe, (int64_t)want + 1);
+    dbfs_cache_read_begin(c->fs, &op);
     for (int attempt = 1;; attempt++) {
         rc = dbfs_batch_begin(c);
         if (rc != 0)
@@ -480,10 +637,12 @@ int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cook
     if (rc != 0)
         goto out;
     if (PQntuples(rd) == 0) {
+        dbfs_cache_put_gone(&op, dir);
         rc = -ESTALE;
         goto out;
     }
     dbfs_get_attr(rd, 0, 0, &d);
+    dbfs_cache_put_attr(&op, &d);
     dbfs_attr_opt_set(dir_attr, &d);
     if (d.type != DBFS_DIR) {
         rc = -ENOTDIR;
@@ -493,10 +652,12 @@ int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cook
         rc = -EACCES;
         goto out;
     }
-    if (dbfs_get_null(rd, 0, DBFS_ATTR_NCOLS))
+    if (dbfs_get_null(rd, 0, DBFS_ATTR_NCOLS)) {
         parent = d;
-    else
+    } else {
         dbfs_get_attr(rd, 0, DBFS_ATTR_NCOLS, &parent);
+        dbfs_cache_put_attr(&op, &parent);
+    }
 
     rows = PQntuples(re);
     take = (size_t)rows < want ? (size_t)rows : want;
@@ -519,6 +680,12 @@ int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cook
         rc = dbfs_dirent_add(e, &got, (uint64_t)dbfs_get_i8(re, (int)i, 0),
                              (uint64_t)dbfs_get_i8(re, (int)i, 1), PQgetvalue(re, (int)i, 2),
                              (size_t)PQgetlength(re, (int)i, 2), plus ? &a : NULL);
+        /* READDIRPLUS read names and attributes in one snapshot: cache both. */
+        if (rc == 0 && plus) {
+            dbfs_cache_put_attr(&op, &a);
+            dbfs_cache_put_name(&op, dir.ino, e[got - 1].name, &a);
+            dbfs_wb_overlay(c->fs, &e[got - 1].attr);
+        }
     }
     if (rc != 0)
         goto out;
@@ -529,6 +696,7 @@ int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cook
     *n = got;
     e = NULL;
 out:
+    dbfs_cache_end(&op);
     dbfs_dirents_free(e, got);
     PQclear(rd);
     PQclear(re);

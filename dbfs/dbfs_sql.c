@@ -87,11 +87,12 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                  3, 4, 5) ", $6::int8, $7::int8)"},
     /* After the chunks of a write: size, times, change, the stored bytes of
      * the chunks written ($5 .. $6), and setuid/setgid cleared for a
-     * non-root writer ($4). The row is locked already. */
+     * non-root writer ($4). The row is locked already. (The single layout's
+     * pipelined write: its chunks are in allfiles.) */
     [DBFS_ST_WRITE_END] = {"pgnfs_write_end",
                            "UPDATE fileatt SET size = greatest(size, $2::int8), mtime = $3::int8,"
                            " ctime = pgnfs_next_ctime(ctime, $3::int8), change = change + 1,"
-                           " used = used + pgnfs_data_stored($1::int8, $5::int8, $6::int8),"
+                           " used = used + pgnfs_data_stored_all($1::int8, $5::int8, $6::int8),"
                            " mode = CASE WHEN $4::bool THEN pgnfs_kill_priv(mode) ELSE mode END"
                            " WHERE inode = $1::int8 RETURNING " DBFS_ATTR_COLS("")},
     /* relatime: atime moves on a permitted read when it is not later than
@@ -132,6 +133,31 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          "      THEN overlay(a.data PLACING $4::bytea FROM $3::int4 + 1)"
          "      ELSE a.data || pgnfs_zeros($3::int4 - length(a.data))"
          "           || $4::bytea END"},
+    /* The same for a base64 file system: $4 is the piece's base64 text,
+     * merged with the decoded chunk and encoded again (20_data.sql). */
+    [DBFS_ST_SINGLE_WRITE_PART64] =
+        {"pgnfs_single_write_part64",
+         "INSERT INTO allfiles AS a (inode, chunk, data)"
+         " VALUES ($1::int8, $2::int8, pgnfs_chunk_merge(NULL, $3::int4, $4::bytea, true, false))"
+         " ON CONFLICT (inode, chunk) DO UPDATE SET data ="
+         " pgnfs_chunk_merge(a.data, $3::int4, $4::bytea, true, false)"},
+    /* A whole WRITE in one statement, every layout and encoding (80_write.sql):
+     * $6 offset, $7 length, $8 the encoded pieces, $9 now, $10 clear
+     * setuid/setgid, $11 chunk size, $12 base64, $13 the layout's placement
+     * threshold (NULL: never a table of its own). */
+    [DBFS_ST_WRITE] = {"pgnfs_write",
+                       "SELECT * FROM pgnfs_write($1::int8, $2::int4, " DBFS_CRED_ARGS(
+                           3, 4, 5) ", $6::int8, $7::int8, $8::bytea, $9::int8, $10::bool,"
+                                    " $11::int4, $12::bool, $13::int8)"},
+    /* The read of the layouts with tables of their own (store.h queue_read):
+     * the attributes and chunks $3 .. $4, wherever the file's data lives. */
+    [DBFS_ST_TAB_READ] =
+        {"pgnfs_tab_read",
+         "SELECT " DBFS_ATTR_COLS(
+             "f.") ", d.chunk, d.data FROM fileatt f"
+                   " LEFT JOIN LATERAL pgnfs_data_read(f.inode, $3::int8, $4::int8)"
+                   " d ON true WHERE f.inode = $1::int8 AND f.generation = $2::int4"
+                   " ORDER BY d.chunk"},
 
     /* mkfs and open. */
     [DBFS_ST_ADM_LOCK] = {"pgnfs_adm_lock", "SELECT pg_advisory_xact_lock($1::int8)"},
@@ -153,12 +179,85 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                 "UPDATE pgnfs_fs SET functions_digest = $1::text"},
     [DBFS_ST_ADM_SET_VERSION] = {"pgnfs_adm_set_version",
                                  "UPDATE pgnfs_fs SET schema_version = $1::int4"},
+    [DBFS_ST_ADM_SET_THRESHOLD] = {"pgnfs_adm_set_threshold",
+                                   "UPDATE pgnfs_fs SET hybrid_threshold = $1::int8"},
+    [DBFS_ST_ADM_THRESHOLD] = {"pgnfs_adm_threshold", "SELECT hybrid_threshold FROM pgnfs_fs"},
+
+    /* pgnfs du / find (dbfs_admin.c). One name in a directory. */
+    [DBFS_ST_ADMIN_LOOKUP] = {"pgnfs_admin_lookup",
+                              "SELECT f.inode, f.type FROM naming n JOIN fileatt f ON f.inode ="
+                              " n.inode WHERE n.parent = $1::int8 AND n.name = $2::bytea"},
+    /* Disk usage of the tree under $1: every directory at depth <= $2 with
+     * the stored bytes ("used"), the sizes and the number of distinct
+     * inodes beneath it (itself included); hard links count once per
+     * directory. Children come before their parent (du's order). $3 caps
+     * the depth, so a damaged tree with a cycle cannot recurse forever. */
+    [DBFS_ST_ADMIN_DU] =
+        {"pgnfs_admin_du",
+         "WITH RECURSIVE t(inode, type, depth, path, anc) AS ("
+         "  SELECT f.inode, f.type, 0, ''::bytea, ARRAY[f.inode] FROM fileatt f"
+         "   WHERE f.inode = $1::int8"
+         "  UNION ALL"
+         "  SELECT n.inode, f.type, t.depth + 1, t.path || '\\x2f'::bytea || n.name,"
+         "         CASE WHEN f.type = 2 AND t.depth + 1 <= $2::int4"
+         "              THEN t.anc || n.inode ELSE t.anc END"
+         "    FROM t JOIN naming n ON n.parent = t.inode JOIN fileatt f ON f.inode = n.inode"
+         "   WHERE t.type = 2 AND t.depth < $3::int4),"
+         " d AS (SELECT inode, depth, path FROM t WHERE inode = anc[cardinality(anc)]),"
+         " u AS (SELECT DISTINCT a.dir, t.inode FROM t, unnest(t.anc) AS a(dir)),"
+         " s AS (SELECT u.dir, sum(f.used)::int8 AS used, sum(f.size)::int8 AS size,"
+         "              count(*)::int8 AS n"
+         "         FROM u JOIN fileatt f ON f.inode = u.inode GROUP BY u.dir)"
+         " SELECT d.path, d.depth, d.inode, s.used, s.size, s.n FROM d JOIN s ON s.dir = d.inode"
+         " ORDER BY d.path || '\\xff'::bytea"},
+    /* Every entry of the tree under $1 (named $2) from depth $3 to $4 whose
+     * name is LIKE $5 (NULL: any), type is $6 (0: any), size in units of
+     * $8 bytes, rounded up, compares with $9 as $7 says (-1 less, 0 equal,
+     * 1 more, 2 no test), uid $10 and gid $11 (-1: any); by path. */
+    [DBFS_ST_ADMIN_FIND] =
+        {"pgnfs_admin_find",
+         "WITH RECURSIVE t(inode, type, depth, path, name, mode, nlink, uid, gid, size, used,"
+         "                 mtime) AS ("
+         "  SELECT f.inode, f.type, 0, ''::bytea, $2::bytea, f.mode, f.nlink, f.uid, f.gid,"
+         "         f.size, f.used, f.mtime FROM fileatt f WHERE f.inode = $1::int8"
+         "  UNION ALL"
+         "  SELECT n.inode, f.type, t.depth + 1, t.path || '\\x2f'::bytea || n.name, n.name,"
+         "         f.mode, f.nlink, f.uid, f.gid, f.size, f.used, f.mtime"
+         "    FROM t JOIN naming n ON n.parent = t.inode JOIN fileatt f ON f.inode = n.inode"
+         "   WHERE t.type = 2 AND t.depth < $4::int4)"
+         " SELECT path, depth, inode, type, mode, nlink, uid::int8, gid::int8, size, used, mtime"
+         "   FROM t WHERE depth >= $3::int4"
+         "    AND ($5::bytea IS NULL OR name LIKE $5::bytea)"
+         "    AND ($6::int4 = 0 OR type = $6::int4)"
+         "    AND ($7::int4 = 2 OR CASE $7::int4"
+         "         WHEN -1 THEN (size + $8::int8 - 1) / $8::int8 < $9::int8"
+         "         WHEN 1 THEN (size + $8::int8 - 1) / $8::int8 > $9::int8"
+         "         ELSE (size + $8::int8 - 1) / $8::int8 = $9::int8 END)"
+         "    AND ($10::int8 < 0 OR uid = $10::int8) AND ($11::int8 < 0 OR gid = $11::int8)"
+         "  ORDER BY path"},
+    /* fsck: the session's isolation ($1: 'repeatable read' to check,
+     * 'read committed' to repair, see schema/functions/90_fsck.sql). */
+    [DBFS_ST_FSCK_ISOLATION] = {"pgnfs_fsck_isolation",
+                                "SELECT set_config('default_transaction_isolation', $1::text,"
+                                " false)"},
+    /* fsck: one check ($1) by name, repairing when $2. */
+    [DBFS_ST_FSCK_CHECK] = {"pgnfs_fsck_check", "SELECT problem, ino, detail, repaired"
+                                                " FROM pgnfs_fsck($1::text, $2::bool)"},
 };
 
 /* mkfs --force: every object the schema files create, gone. Tables first
  * (CASCADE takes the functions over their row types), then what remains. */
 const char dbfs_sql_drop_all[] =
     "DROP TABLE IF EXISTS allfiles, naming, fileatt, pgnfs_fs CASCADE;\n"
+    /* The per-file tables of the inversion and hybrid layouts. */
+    "DROP TABLE IF EXISTS pgnfs_filetab;\n"
+    "DO $$ DECLARE t regclass; BEGIN\n"
+    "  FOR t IN SELECT c.oid::regclass FROM pg_class c\n"
+    "            WHERE c.relnamespace = current_schema()::regnamespace\n"
+    "              AND c.relkind = 'r' AND c.relname ~ '^inv[0-9]+$' LOOP\n"
+    "    EXECUTE 'DROP TABLE ' || t::text;\n"
+    "  END LOOP;\n"
+    "END $$;\n"
     "DROP SEQUENCE IF EXISTS pgnfs_inode_seq, pgnfs_cookie_seq;\n"
     "DROP TYPE IF EXISTS pgnfs_result CASCADE;\n"
     "DO $$ DECLARE f regprocedure; BEGIN\n"

@@ -222,6 +222,18 @@ void dbfs_wcc_from(dbfs_wcc *w, const dbfs_fnres *f, int pre, int post)
     }
 }
 
+/* dbfs_wcc_of -- see dbfs_int.h. */
+void dbfs_wcc_of(dbfs_wcc *w, const dbfs_attr *pre, const dbfs_attr *post)
+{
+    if (!w)
+        return;
+    w->have_pre = w->have_post = true;
+    w->pre_size = pre->size;
+    w->pre_mtime_ns = pre->mtime_ns;
+    w->pre_ctime_ns = pre->ctime_ns;
+    w->post = *post;
+}
+
 /* dbfs_errno_from_linux -- see dbfs_int.h. */
 int dbfs_errno_from_linux(int linux_errno)
 {

@@ -1,13 +1,19 @@
 /*
  * store_single.c -- storage layout "single": the chunks of every file in
- * one table, allfiles (inode, chunk, data).
+ * one table, allfiles (inode, chunk, data); and the statement helpers the
+ * layouts share (store.h).
  *
  * NOTES
- *   Whole-chunk pieces are upserted without reading the stored chunk;
- *   partial pieces merge with it inside the statement (overlay, or zero
- *   padding when the stored chunk is shorter than the piece's offset). The
- *   statements are in dbfs_sql.c (DBFS_ST_SINGLE_*). Nothing here keeps
- *   state or memory.
+ *   A read is one prepared SELECT joining fileatt with allfiles
+ *   (DBFS_ST_SINGLE_READ). A write is a pipeline of prepared statements:
+ *   pgnfs_write_begin (checks and locks, raising so that nothing is
+ *   stored when the write is not allowed), one upsert per chunk piece
+ *   (whole chunks replace without reading the stored one; partial pieces
+ *   merge inside the statement), and the UPDATE of size, times, used and
+ *   setuid/setgid. With every chunk in one known table, plain prepared
+ *   statements cost less than pgnfs_write's PL/pgSQL (measured in
+ *   bench/paper/tabcost), which the layouts with per-file tables need.
+ *   Nothing here keeps state or memory.
  */
 #include "store.h"
 
@@ -23,21 +29,85 @@ static int store_single_queue_read(dbfs_conn *c, dbfs_fh fh, uint64_t first, uin
     return dbfs_batch_add(c, DBFS_ST_SINGLE_READ, &p);
 }
 
-static int store_single_queue_write(dbfs_conn *c, uint64_t ino, uint64_t chunk, uint32_t at,
-                                    const void *data, uint32_t len, bool whole)
+/* store_queue_tab_read -- see store.h. */
+int store_queue_tab_read(dbfs_conn *c, dbfs_fh fh, uint64_t first, uint64_t last)
 {
     dbfs_params p;
 
     dbfs_params_init(&p);
-    dbfs_param_i8(&p, (int64_t)ino);
-    dbfs_param_i8(&p, (int64_t)chunk);
-    if (whole) {
-        dbfs_param_bytes(&p, data, len);
-        return dbfs_batch_add(c, DBFS_ST_SINGLE_WRITE_FULL, &p);
+    dbfs_param_i8(&p, (int64_t)fh.ino);
+    dbfs_param_i4(&p, (int32_t)fh.gen);
+    dbfs_param_i8(&p, (int64_t)first);
+    dbfs_param_i8(&p, (int64_t)last);
+    return dbfs_batch_add(c, DBFS_ST_TAB_READ, &p);
+}
+
+/* store_queue_write_stmt -- see store.h. */
+size_t store_queue_write_stmt(dbfs_conn *c, const store_write *w, int64_t threshold)
+{
+    const dbfs_info *info = &c->fs->info;
+    dbfs_params p;
+
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)w->fh.ino);
+    dbfs_param_i4(&p, (int32_t)w->fh.gen);
+    dbfs_param_cred(&p, w->cred);
+    dbfs_param_i8(&p, (int64_t)w->off);
+    dbfs_param_i8(&p, (int64_t)w->len);
+    dbfs_param_bytes(&p, w->data ? w->data : "", w->data_len);
+    dbfs_param_i8(&p, w->now_ns);
+    dbfs_param_bool(&p, w->kill_priv);
+    dbfs_param_i4(&p, (int32_t)info->chunk_size);
+    dbfs_param_bool(&p, info->encoding == DBFS_ENC_BASE64);
+    if (threshold < 0)
+        dbfs_param_null(&p);
+    else
+        dbfs_param_i8(&p, threshold);
+    dbfs_batch_add(c, DBFS_ST_WRITE, &p);
+    return 1;
+}
+
+static size_t store_single_queue_write(dbfs_conn *c, const store_write *w)
+{
+    const uint64_t cs = c->fs->info.chunk_size;
+    const bool b64 = c->fs->info.encoding == DBFS_ENC_BASE64;
+    const int64_t first = (int64_t)(w->off / cs);
+    const int64_t last = w->len > 0 ? (int64_t)((w->off + w->len - 1) / cs) : first - 1;
+    dbfs_params p;
+
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)w->fh.ino);
+    dbfs_param_i4(&p, (int32_t)w->fh.gen);
+    dbfs_param_cred(&p, w->cred);
+    dbfs_param_i8(&p, first);
+    dbfs_param_i8(&p, last);
+    dbfs_batch_add(c, DBFS_ST_WRITE_BEGIN, &p);
+    if (w->len == 0)
+        return 1;
+    for (size_t i = 0; i < w->npieces; i++) {
+        const store_piece *pc = &w->pieces[i];
+
+        dbfs_params_init(&p);
+        dbfs_param_i8(&p, (int64_t)w->fh.ino);
+        dbfs_param_i8(&p, (int64_t)pc->chunk);
+        if (pc->at == 0 && pc->n == cs) {
+            dbfs_param_bytes(&p, pc->data, pc->data_len);
+            dbfs_batch_add(c, DBFS_ST_SINGLE_WRITE_FULL, &p);
+        } else {
+            dbfs_param_i4(&p, (int32_t)pc->at);
+            dbfs_param_bytes(&p, pc->data, pc->data_len);
+            dbfs_batch_add(c, b64 ? DBFS_ST_SINGLE_WRITE_PART64 : DBFS_ST_SINGLE_WRITE_PART, &p);
+        }
     }
-    dbfs_param_i4(&p, (int32_t)at);
-    dbfs_param_bytes(&p, data, len);
-    return dbfs_batch_add(c, DBFS_ST_SINGLE_WRITE_PART, &p);
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)w->fh.ino);
+    dbfs_param_i8(&p, (int64_t)(w->off + w->len));
+    dbfs_param_i8(&p, w->now_ns);
+    dbfs_param_bool(&p, w->kill_priv);
+    dbfs_param_i8(&p, first);
+    dbfs_param_i8(&p, last);
+    dbfs_batch_add(c, DBFS_ST_WRITE_END, &p);
+    return w->npieces + 2;
 }
 
 const store_ops store_single = {
@@ -53,8 +123,9 @@ const store_ops *store_for(dbfs_storage storage)
     case DBFS_STORAGE_SINGLE:
         return &store_single;
     case DBFS_STORAGE_INVERSION:
+        return &store_inversion;
     case DBFS_STORAGE_HYBRID:
-        break;
+        return &store_hybrid;
     }
     return NULL;
 }

@@ -50,7 +50,8 @@ typedef enum {
     CFG_T_POW2,   /* a power of two in [min, max] */
     CFG_T_BOOL,   /* true/false, yes/no, on/off, 1/0 */
     CFG_T_CHOICE, /* one of choices[] */
-    CFG_T_ADDR    /* a numeric IPv4 or IPv6 address */
+    CFG_T_ADDR,   /* a numeric IPv4 or IPv6 address */
+    CFG_T_MODE    /* file permission bits in octal, 0 .. 07777 */
 } cfg_type;
 
 typedef struct {
@@ -66,6 +67,7 @@ typedef struct {
 static const char *const cfg_levels[] = {"error", "warning", "info", "debug", NULL};
 static const char *const cfg_storages[] = {"single", "inversion", "hybrid", NULL};
 static const char *const cfg_encodings[] = {"binary", "base64", NULL};
+static const char *const cfg_portmap_modes[] = {"auto", "on", "off", NULL};
 
 static const cfg_key cfg_keys[] = {
     {"database", "conninfo", CFG_T_STRING, offsetof(cfg, conninfo), "", 0, 0, NULL, false},
@@ -82,18 +84,46 @@ static const cfg_key cfg_keys[] = {
      NULL, false},
     {"server", "drc_entries", CFG_T_UINT, offsetof(cfg, drc_entries), "4096", 0, 1048576, NULL,
      false},
+    {"server", "portmap", CFG_T_CHOICE, offsetof(cfg, portmap), "auto", 0, 0, cfg_portmap_modes,
+     false},
+    {"server", "portmap_port", CFG_T_UINT, offsetof(cfg, portmap_port), "111", 1, 65535, NULL,
+     false},
+    {"metrics", "enable", CFG_T_BOOL, offsetof(cfg, metrics_enable), "false", 0, 0, NULL, false},
+    {"metrics", "listen", CFG_T_ADDR, offsetof(cfg, metrics_listen), "127.0.0.1", 0, 0, NULL, true},
+    {"metrics", "port", CFG_T_UINT, offsetof(cfg, metrics_port), "9466", 0, 65535, NULL, false},
+    {"log", "slow_ms", CFG_T_UINT, offsetof(cfg, slow_ms), "1000", 0, 3600000, NULL, false},
     {"log", "level", CFG_T_CHOICE, offsetof(cfg, log_level), "info", 0, 0, cfg_levels, false},
     {"storage", "schema", CFG_T_CHOICE, offsetof(cfg, storage), "single", 0, 0, cfg_storages,
      false},
-    {"storage", "chunk_size", CFG_T_POW2, offsetof(cfg, chunk_size), "8192", 1024, 1048576, NULL,
+    {"storage", "chunk_size", CFG_T_POW2, offsetof(cfg, chunk_size), "65536", 1024, 1048576, NULL,
      false},
     {"storage", "encoding", CFG_T_CHOICE, offsetof(cfg, encoding), "binary", 0, 0, cfg_encodings,
      false},
     {"storage", "relatime", CFG_T_BOOL, offsetof(cfg, relatime), "true", 0, 0, NULL, false},
+    {"storage", "hybrid_threshold", CFG_T_UINT, offsetof(cfg, hybrid_threshold), "65536", 1,
+     1073741824, NULL, false},
+    {"storage", "root_uid", CFG_T_UINT, offsetof(cfg, root_uid), "0", 0, 4294967294u, NULL, false},
+    {"storage", "root_gid", CFG_T_UINT, offsetof(cfg, root_gid), "0", 0, 4294967294u, NULL, false},
+    {"storage", "root_mode", CFG_T_MODE, offsetof(cfg, root_mode), "0755", 0, 0, NULL, false},
+    {"cache", "stat", CFG_T_BOOL, offsetof(cfg, stat_cache), "true", 0, 0, NULL, false},
+    {"cache", "stat_size", CFG_T_UINT, offsetof(cfg, stat_size), "65536", 1, 16777216, NULL, false},
+    {"cache", "naming", CFG_T_BOOL, offsetof(cfg, name_cache), "true", 0, 0, NULL, false},
+    {"cache", "naming_size", CFG_T_UINT, offsetof(cfg, naming_size), "65536", 1, 16777216, NULL,
+     false},
+    {"cache", "buffer", CFG_T_BOOL, offsetof(cfg, buffer_cache), "true", 0, 0, NULL, false},
+    {"cache", "buffer_size", CFG_T_UINT, offsetof(cfg, buffer_size), "67108864", 65536, 4294967295u,
+     NULL, false},
+    {"writeback", "enable", CFG_T_BOOL, offsetof(cfg, wb_enable), "true", 0, 0, NULL, false},
+    {"writeback", "buffer_size", CFG_T_UINT, offsetof(cfg, wb_size), "268435456", 1048576,
+     4294967295u, NULL, false},
+    {"writeback", "file_flush_size", CFG_T_UINT, offsetof(cfg, wb_file_size), "8388608", 65536,
+     1073741824, NULL, false},
+    {"writeback", "max_age_ms", CFG_T_UINT, offsetof(cfg, wb_age_ms), "2000", 10, 3600000, NULL,
+     false},
 };
 
-static const char *const cfg_groups[] = {"database", "embedded", "server", "log",
-                                         "storage",  "exports",  NULL};
+static const char *const cfg_groups[] = {"database", "embedded", "server", "log",       "storage",
+                                         "exports",  "metrics",  "cache",  "writeback", NULL};
 
 static const char cfg_default_export[] = "127.0.0.1(rw) ::1(rw)";
 
@@ -215,6 +245,9 @@ static int cfg_set(cfg *c, const cfg_key *k, const char *value, const char *wher
     uint64_t u;
     bool b;
 
+    if (c->explicit_keys) /* a layer above the defaults (cfg_is_explicit) */
+        c->explicit_keys[k - cfg_keys] = 1;
+
     switch (k->type) {
     case CFG_T_STRING:
         if (k->nonempty && !*value) {
@@ -230,6 +263,18 @@ static int cfg_set(cfg *c, const cfg_key *k, const char *value, const char *wher
         }
         *(unsigned *)field = (unsigned)u;
         return 0;
+    case CFG_T_MODE: {
+        char *end = NULL;
+        unsigned long m = strtoul(value, &end, 8);
+
+        if (!*value || *end || value[0] == '-' || m > 07777) {
+            cfg_error(err, "%s: '%s' is not a mode in octal from 0 to 7777 (such as 0755)", where,
+                      value);
+            return -1;
+        }
+        *(unsigned *)field = (unsigned)m;
+        return 0;
+    }
     case CFG_T_POW2:
         if (!cfg_parse_u64(value, k->max, &u) || u < k->min || (u & (u - 1)) != 0) {
             cfg_error(err, "%s: '%s' is not a power of two from %u to %u", where, value, k->min,
@@ -831,6 +876,7 @@ cfg *cfg_load(const char *path, const char *const *overrides, char **err)
         if (rc != 0)
             goto fail;
     }
+    l.c->explicit_keys = g_new0(unsigned char, G_N_ELEMENTS(cfg_keys));
     if (path && cfg_load_file(&l, path, err) != 0)
         goto fail;
     if (cfg_load_env(&l, err) != 0)
@@ -860,7 +906,69 @@ void cfg_free(cfg *c)
     for (unsigned i = 0; i < c->nexports; i++)
         cfg_export_clear(&c->exports[i]);
     g_free(c->exports);
+    g_free(c->explicit_keys);
     g_free(c);
+}
+
+/* cfg_key_at -- see cfg.h. */
+bool cfg_key_at(unsigned i, const char **group, const char **key)
+{
+    if (i >= G_N_ELEMENTS(cfg_keys))
+        return false;
+    *group = cfg_keys[i].group;
+    *key = cfg_keys[i].key;
+    return true;
+}
+
+/* cfg_is_explicit -- see cfg.h. */
+bool cfg_is_explicit(const cfg *c, const char *group, const char *key)
+{
+    const cfg_key *k = cfg_find_key(group, key);
+
+    return k && c->explicit_keys && c->explicit_keys[k - cfg_keys];
+}
+
+/* cfg_check_storage -- see cfg.h. */
+int cfg_check_storage(const cfg *c, const dbfs_info *info, char **err)
+{
+    static const char *const storages[] = {"single", "inversion", "hybrid"};
+    const char *fs_storage =
+        (unsigned)info->storage < G_N_ELEMENTS(storages) ? storages[info->storage] : "unknown";
+    const char *fs_encoding = info->encoding == DBFS_ENC_BASE64 ? "base64" : "binary";
+    static const char fix[] = "the layout is chosen at mkfs; remove the setting, or set it to "
+                              "what the file system has";
+
+    *err = NULL;
+    if (cfg_is_explicit(c, "storage", "schema") && strcmp(c->storage, fs_storage) != 0) {
+        cfg_error(err,
+                  "[storage] schema is '%s' in the configuration, but the file system was created "
+                  "with schema '%s' (%s)",
+                  c->storage, fs_storage, fix);
+        return -1;
+    }
+    if (cfg_is_explicit(c, "storage", "chunk_size") && c->chunk_size != info->chunk_size) {
+        cfg_error(err,
+                  "[storage] chunk_size is %u in the configuration, but the file system was "
+                  "created with chunk_size %u (%s)",
+                  c->chunk_size, info->chunk_size, fix);
+        return -1;
+    }
+    if (cfg_is_explicit(c, "storage", "encoding") && strcmp(c->encoding, fs_encoding) != 0) {
+        cfg_error(err,
+                  "[storage] encoding is '%s' in the configuration, but the file system was "
+                  "created with encoding '%s' (%s)",
+                  c->encoding, fs_encoding, fix);
+        return -1;
+    }
+    if (info->storage == DBFS_STORAGE_HYBRID && cfg_is_explicit(c, "storage", "hybrid_threshold") &&
+        c->hybrid_threshold != info->hybrid_threshold) {
+        cfg_error(err,
+                  "[storage] hybrid_threshold is %u in the configuration, but the file system "
+                  "was created with hybrid_threshold %" G_GUINT64_FORMAT " (%s)",
+                  c->hybrid_threshold, info->hybrid_threshold, fix);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- command line ------------------------------------------------------------ */

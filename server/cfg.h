@@ -64,6 +64,14 @@ typedef struct {
     bool rpcbind;             /* register with a running rpcbind; default true */
     unsigned max_connections; /* TCP clients at once; default 1024 */
     unsigned drc_entries;     /* duplicate request cache size; default 4096 */
+    char *portmap;            /* built-in portmapper: auto, on, off; default auto */
+    unsigned portmap_port;    /* its port, TCP and UDP; default 111 */
+    /* [metrics] (Prometheus text format over HTTP, srv_metrics.c) */
+    bool metrics_enable;   /* default false */
+    char *metrics_listen;  /* address; default "127.0.0.1" */
+    unsigned metrics_port; /* default 9466; 0 = a free port (logged) */
+    /* [log] slow operations */
+    unsigned slow_ms; /* log calls that take longer; 0 = off; default 1000 */
     /* [log] */
     char *log_level; /* error, warning, info, debug; default info */
     /* [storage] (used by mkfs; checked against the database at start) */
@@ -71,9 +79,33 @@ typedef struct {
     unsigned chunk_size; /* default 8192 */
     char *encoding;      /* binary, base64; default binary */
     bool relatime;       /* default true */
+    /* hybrid: bytes past which a file gets its own table; default 65536 */
+    unsigned hybrid_threshold;
+    /* The new file system's root directory (mkfs): owner, group, mode;
+     * default 0, 0, 0755 */
+    unsigned root_uid, root_gid, root_mode;
+    /* [cache] The metadata caches (stat: inode -> attributes; naming:
+     * (directory, name) -> inode, negative entries too) and the chunk
+     * buffer cache (file data). All on by default; all exact as long as
+     * this server is the database's only writer (see pgnfs.conf.example). */
+    bool stat_cache;      /* [cache] stat; default true */
+    unsigned stat_size;   /* [cache] stat_size, entries; default 65536 */
+    bool name_cache;      /* [cache] naming; default true */
+    unsigned naming_size; /* [cache] naming_size, entries; default 65536 */
+    bool buffer_cache;    /* [cache] buffer; default true */
+    unsigned buffer_size; /* [cache] buffer_size, bytes; default 64 MiB */
+    /* [writeback] UNSTABLE writes held in memory until COMMIT (dbfs_wb.c) */
+    bool wb_enable;        /* enable; default true */
+    unsigned wb_size;      /* buffer_size: bytes held at most; default 256 MiB */
+    unsigned wb_file_size; /* file_flush_size: a file holding this much is
+                            * flushed; default 8 MiB */
+    unsigned wb_age_ms;    /* max_age_ms: data older is flushed; default 2000 */
     /* [exports] */
     cfg_export *exports;
     unsigned nexports;
+    /* Which keys a layer above the defaults set, one byte per key of
+     * cfg.c's table (cfg_is_explicit). */
+    unsigned char *explicit_keys;
 } cfg;
 
 /*
@@ -85,6 +117,37 @@ typedef struct {
 cfg *cfg_load(const char *path, const char *const *overrides, char **err);
 /* cfg_free -- free c and everything in it (NULL is fine). */
 void cfg_free(cfg *c);
+
+/* cfg_key_at -- the i-th key of the configuration (every group but
+ * [exports], whose keys are paths): true and *group, *key (static
+ * strings), or false past the last. Cannot fail. */
+bool cfg_key_at(unsigned i, const char **group, const char **key);
+
+/* cfg_is_explicit -- was [group] key set by the file, the environment or
+ * the command line (rather than left at its default)? False for an
+ * unknown key. Cannot fail. */
+bool cfg_is_explicit(const cfg *c, const char *group, const char *key);
+
+/*
+ * cfg_check_storage -- does the configuration agree with the file system
+ * `info` describes? Only [storage] keys set explicitly count (schema,
+ * chunk_size, encoding, and hybrid_threshold for a hybrid file system): a
+ * server started with one that contradicts the database must refuse to
+ * start. Returns 0, or -1 with *err (malloc'd; caller frees) naming the
+ * key, the configured value and the file system's.
+ */
+int cfg_check_storage(const cfg *c, const dbfs_info *info, char **err);
+
+/*
+ * cfg_dbfs_config -- the dbfs_config that c asks for, to serve the
+ * database at `conninfo` (c's own, or the embedded cluster's): time
+ * policy, the space figures' directory (c's data_dir when c names no
+ * database, i.e. the embedded cluster; none otherwise), the three
+ * caches' bounds and the write-back buffer's (0 for one switched off).
+ * *out points into c and conninfo, which must outlive its use (dbfs_open
+ * copies what it keeps). Cannot fail (cfg_dbfs.c).
+ */
+void cfg_dbfs_config(const cfg *c, const char *conninfo, dbfs_config *out);
 
 /*
  * cfg_from_cmdline -- the configuration a program's command line asks for:

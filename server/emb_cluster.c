@@ -314,12 +314,21 @@ static void emb_free(emb_cluster *c)
     g_free(c);
 }
 
-/* Decide who runs PostgreSQL: this user, or run_as when we are root. */
+/*
+ * Decide who runs PostgreSQL: this user; or, when we are root, the owner of
+ * an existing cluster directory (PostgreSQL runs only as its owner: e.g. a
+ * cluster that the systemd unit's user created, reached by root's admin
+ * commands), else run_as.
+ */
 static int emb_pick_user(emb_cluster *c, const emb_opts *opts, char **err)
 {
     struct passwd *pw;
+    struct stat st;
 
-    if (geteuid() == 0) {
+    if (geteuid() == 0 && stat(c->pg_dir, &st) == 0 && st.st_uid != 0 &&
+        (pw = getpwuid(st.st_uid)) != NULL) {
+        c->drop_privs = true;
+    } else if (geteuid() == 0) {
         const char *user = opts->run_as && *opts->run_as ? opts->run_as : "postgres";
         pw = getpwnam(user);
         if (!pw) {

@@ -27,6 +27,9 @@ typedef struct {
     const char *name;
     const char *usage; /* one line: arguments and what the command does */
     int (*run)(const cfg *c, int argc, char **argv);
+    /* Log at [log] level as configured; otherwise INFO lines (caches
+     * opened, ...) are dropped: the command's own output is what counts. */
+    bool chatty;
 } pgnfs_cmd;
 
 /* The command table (pgnfs_main.c), terminated by an entry with name NULL. */
@@ -49,5 +52,31 @@ dbfs *pgnfs_attach(const cfg *c, const char *conninfo, bool create);
 /* The commands. */
 int pgnfs_cmd_serve(const cfg *c, int argc, char **argv);
 int pgnfs_cmd_mkfs(const cfg *c, int argc, char **argv);
+int pgnfs_cmd_stats(const cfg *c, int argc, char **argv);
+int pgnfs_cmd_sql(const cfg *c, int argc, char **argv);
+int pgnfs_cmd_du(const cfg *c, int argc, char **argv);
+int pgnfs_cmd_find(const cfg *c, int argc, char **argv);
+/* pgnfs fsck: exit codes as fsck(8), see pgnfs_fsck.c. */
+int pgnfs_cmd_fsck(const cfg *c, int argc, char **argv);
+
+/*
+ * pgnfs_database_peek -- like pgnfs_database, but when the embedded
+ * cluster is already running (a server uses it), its socket is used
+ * as it is, without the data directory's lock: for commands that only
+ * read (sql, du, find). It never creates a cluster (see
+ * pgnfs_database_exists). Returns a conninfo (g_free it) and *cluster
+ * when the cluster had to be started here (emb_stop it), or NULL after
+ * printing why.
+ */
+char *pgnfs_database_peek(const cfg *c, emb_cluster **cluster);
+
+/*
+ * pgnfs_database_exists -- true when a database is configured ([database]
+ * conninfo) or the data directory holds an embedded cluster; otherwise
+ * false after printing which directory was looked at and what to give
+ * instead. For the commands that work on an existing file system, so
+ * that a wrong --data does not create a new cluster just to find it empty.
+ */
+bool pgnfs_database_exists(const cfg *c);
 
 #endif /* PGNFS_CMD_H */

@@ -8,6 +8,9 @@
  *
  * Exit status: 0 success, 1 runtime failure, 2 usage or configuration error
  * (commands may document more, as fsck does).
+ *
+ * Logging: serve and mkfs log at [log] level; the other commands, whose
+ * output is the point, drop INFO lines unless the level is debug.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +23,27 @@
 
 const pgnfs_cmd pgnfs_cmds[] = {
     {"serve", "serve NFSv3 from PostgreSQL (embedded cluster unless [database] conninfo is set)",
-     pgnfs_cmd_serve},
+     pgnfs_cmd_serve, true},
     {"mkfs",
      "[--force]  create a file system ([storage] schema, chunk_size, encoding); --force "
      "replaces an existing one",
-     pgnfs_cmd_mkfs},
-    {NULL, NULL, NULL},
+     pgnfs_cmd_mkfs, true},
+    {"stats",
+     "[--url URL] [--interval S] [--watch] [--once]  live figures of a running server (from its "
+     "[metrics] endpoint)",
+     pgnfs_cmd_stats, false},
+    {"sql", "[psql arguments]  psql on the file system's database", pgnfs_cmd_sql, false},
+    {"du", "[-s] [-d N] [-b|-h] [--apparent-size] [PATH...]  disk usage, answered in SQL",
+     pgnfs_cmd_du, false},
+    {"find",
+     "[PATH...] [-name PAT] [-type T] [-size [+-]N[ckMG]] [-maxdepth N] [-mindepth N] [-ls]  "
+     "find, answered in SQL",
+     pgnfs_cmd_find, false},
+    {"fsck",
+     "[--repair] [-q]  check the file system's invariants; exit 0 clean, 1 all repaired, 4 "
+     "problems left, 8 error",
+     pgnfs_cmd_fsck, false},
+    {NULL, NULL, NULL, false},
 };
 
 static const char pgnfs_options[] =
@@ -81,7 +99,7 @@ int main(int argc, char **argv)
         return PGNFS_EXIT_USAGE;
     }
     /* The level was validated by cfg_load. */
-    srv_log_setup(c->log_level);
+    srv_log_setup(!cmd->chatty && strcmp(c->log_level, "info") == 0 ? "warning" : c->log_level);
     rc = cmd->run(c, sub_argc, sub_argv);
     cfg_free(c);
     return rc;

@@ -26,6 +26,11 @@ const char *pgnfs_database(const cfg *c, emb_cluster **cluster)
         .data_dir = c->data_dir,
         .pg_bindir = c->pg_bindir,
         .run_as = c->pg_user,
+        /* A file system deletes chunks all the time: look for tables to
+         * vacuum every few seconds, not every minute, so that dead chunks
+         * are reused before the table grows (the per-table thresholds are
+         * in schema/002_storage.sql; bench/results/paper-fig2.md). */
+        .extra_conf = "autovacuum_naptime = 5s\n",
     };
     *cluster = emb_start(&opts, &err);
     if (!*cluster) {
@@ -52,7 +57,10 @@ static int pgnfs_mkfs_opts(const cfg *c, dbfs_mkfs_opts *o)
     }
     o->encoding = strcmp(c->encoding, "base64") == 0 ? DBFS_ENC_BASE64 : DBFS_ENC_BINARY;
     o->chunk_size = c->chunk_size;
-    o->root_mode = 0755;
+    o->hybrid_threshold = c->hybrid_threshold;
+    o->root_uid = c->root_uid;
+    o->root_gid = c->root_gid;
+    o->root_mode = c->root_mode;
     return 0;
 }
 
@@ -82,13 +90,12 @@ static int pgnfs_mkfs(const cfg *c, const char *conninfo, bool force)
 /* pgnfs_attach -- see pgnfs_cmd.h. */
 dbfs *pgnfs_attach(const cfg *c, const char *conninfo, bool create)
 {
-    dbfs_config dc = {
-        .conninfo = conninfo,
-        .relatime = c->relatime,
-        .space_path = (c->conninfo && *c->conninfo) ? NULL : c->data_dir,
-    };
+    dbfs_config dc;
     dbfs *fs = NULL;
-    int rc = dbfs_open(&dc, &fs);
+    int rc;
+
+    cfg_dbfs_config(c, conninfo, &dc);
+    rc = dbfs_open(&dc, &fs);
 
     if (rc == -ENOENT && !create) {
         g_printerr("pgnfs: the database holds no pgnfs file system (run `pgnfs mkfs`)\n");
@@ -106,6 +113,13 @@ dbfs *pgnfs_attach(const cfg *c, const char *conninfo, bool create)
     }
     if (rc != 0) {
         g_printerr("pgnfs: cannot open the file system: %s\n", g_strerror(-rc));
+        return NULL;
+    }
+    char *err = NULL;
+    if (cfg_check_storage(c, dbfs_get_info(fs), &err) != 0) {
+        g_printerr("pgnfs: %s\n", err);
+        free(err);
+        dbfs_close(fs);
         return NULL;
     }
     return fs;

@@ -87,11 +87,8 @@ int main(int argc, char **argv)
     }
     srv_log_setup(c->log_level);
 
-    dbfs_config dc = {
-        .conninfo = c->conninfo,
-        .relatime = c->relatime,
-        .space_path = NULL,
-    };
+    dbfs_config dc;
+    cfg_dbfs_config(c, c->conninfo, &dc);
     rc = dbfs_open(&dc, &fs);
     if (rc != 0) {
         if (rc == -ENOENT)
@@ -104,6 +101,13 @@ int main(int argc, char **argv)
             g_critical("cannot open the file system: %s", g_strerror(-rc));
         cfg_free(c);
         return PGNFSD_EXIT_FAIL;
+    }
+    if (cfg_check_storage(c, dbfs_get_info(fs), &err) != 0) {
+        g_critical("%s", err);
+        free(err);
+        dbfs_close(fs);
+        cfg_free(c);
+        return PGNFSD_EXIT_USAGE;
     }
     rc = srv_run(c, fs) == 0 ? PGNFSD_EXIT_OK : PGNFSD_EXIT_FAIL;
     dbfs_close(fs);

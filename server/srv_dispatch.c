@@ -32,6 +32,8 @@
  *     reply encoding                 SYSTEM_ERR if res_xdr fails (a bug)
  *
  * Every bad call gets one log line (rate-limited per client address).
+ * Every call slower than [log] slow_ms gets one "slow:" line (srv_slow_log),
+ * and its NFSv3 status and the database state go to the statistics.
  *
  * JUKEBOX without a handler: every NFSv3 result (RFC 1813) is a union
  * whose discriminant, the nfsstat3 status, is its first member, and every
@@ -125,6 +127,29 @@ static void G_GNUC_PRINTF(4, 5) srv_complain(const srv_env *env, const struct so
     else
         g_message("bad call from %s: %s", who, msg);
     g_free(msg);
+}
+
+/*
+ * The slow-operation log: one line for a call that took [log] slow_ms or
+ * longer (0 = never), with what to look at first: the procedure, the
+ * client, the time and the database round trips it took.
+ */
+static void srv_slow_log(const srv_env *env, const srv_program *prog, const srv_proc *proc,
+                         const srv_call *c, const struct sockaddr *peer, socklen_t peerlen,
+                         uint64_t ns, uint64_t rt, uint32_t status)
+{
+    const cfg *cf = env->ctx ? env->ctx->cfg : NULL;
+    char who[SRV_PEER_STRLEN];
+    const char *sname = status != UINT32_MAX ? srv_stats_status_name(status) : NULL;
+
+    if (!cf || cf->slow_ms == 0 || ns < (uint64_t)cf->slow_ms * 1000000u)
+        return;
+    srv_peer_string(peer, peerlen, who, sizeof who);
+    g_message(
+        "slow: prog=%s proc=%s client=%s xid=0x%08x duration_ms=%.1f round_trips=%" G_GUINT64_FORMAT
+        " status=%s",
+        prog->name, proc->name ? proc->name : "?", who, c->xid, (double)ns / 1e6, rt,
+        sname ? sname : "-");
 }
 
 /* ---- replies --------------------------------------------------------------- */
@@ -450,6 +475,8 @@ srv_dispatch_result srv_dispatch_record(const srv_env *env, dbfs_conn *db, const
     }
 
     /* The handler, or what stands for it without a database. */
+    if (c.proc != 0 && prog->needs_db)
+        srv_stats_db(env->stats, db != NULL);
     if (!db && c.proc != 0 && prog->needs_db) {
         srv_stats_event(env->stats, SRV_EV_NO_DB);
         keep_reply = false;
@@ -482,10 +509,18 @@ out:
         else
             srv_drc_abort(env->drc, &key);
     }
+    /* An NFSv3 result's status is its first member (see the header). */
+    uint32_t status = UINT32_MAX;
+    if (prog->jukebox_without_db && !rpc_error && result == SRV_DISPATCH_REPLY &&
+        proc->res_size >= sizeof(nfsstat3)) {
+        status = (uint32_t) * (nfsstat3 *)res;
+        srv_stats_status(env->stats, status);
+    }
     if (proc->args_xdr)
         xdr_free(proc->args_xdr, args);
     srv_req_release(&req);
-    srv_stats_call(env->stats, prog_index, c.proc, srv_now_ns() - t0,
-                   db ? dbfs_conn_round_trips(db) - rt0 : 0, rpc_error, false);
+    uint64_t ns = srv_now_ns() - t0, rt = db ? dbfs_conn_round_trips(db) - rt0 : 0;
+    srv_stats_call(env->stats, prog_index, c.proc, ns, rt, rpc_error, false);
+    srv_slow_log(env, prog, proc, &c, peer, peerlen, ns, rt, status);
     return result;
 }

@@ -193,9 +193,20 @@ typedef struct {
 #define SRV_PROGS_MAX 4
 #define SRV_PROCS_MAX 32
 
+/* Latency histogram of a procedure: bucket i counts calls that took at
+ * most srv_stats_bucket_us[i] microseconds (and more than bucket i-1's
+ * bound); the last bucket has no bound (+Inf). */
+#define SRV_STATS_BUCKETS 20
+extern const uint64_t srv_stats_bucket_us[SRV_STATS_BUCKETS - 1];
+
 typedef struct {
     atomic_uint_fast64_t calls, errors, drc_hits, total_ns, max_ns, round_trips;
+    atomic_uint_fast64_t hist[SRV_STATS_BUCKETS];
 } srv_stat_proc;
+
+/* NFSv3 statuses counted by srv_stats_status: 0..99 as they are, and
+ * 10001..10099 (BADHANDLE ... JUKEBOX) at 100 + (status - 10000). */
+#define SRV_STATS_NFSSTAT 200
 
 /* RPC-level events not tied to one procedure. */
 typedef enum {
@@ -219,6 +230,10 @@ typedef struct srv_stats {
     srv_stat_proc procs[SRV_PROGS_MAX][SRV_PROCS_MAX];
     atomic_uint_fast64_t events[SRV_EV_N];
     int64_t start_us; /* monotonic */
+    /* NFSv3 replies by status (srv_stats_status) */
+    atomic_uint_fast64_t nfsstat[SRV_STATS_NFSSTAT];
+    /* 1 if the last call that needed the database had a connection, else 0 */
+    atomic_int db_connected;
 } srv_stats;
 
 /* srv_stats_init -- zeroed counters for the given programs. */
@@ -236,6 +251,28 @@ void srv_stats_call(srv_stats *s, unsigned prog_index, uint32_t proc, uint64_t n
 
 /* srv_stats_event -- count one event. Lock-free; s NULL does nothing. */
 void srv_stats_event(srv_stats *s, srv_stat_event ev);
+
+/*
+ * srv_stats_status -- count one NFSv3 reply with status st (statuses
+ * outside the table are not counted). Lock-free; s NULL does nothing.
+ */
+void srv_stats_status(srv_stats *s, uint32_t st);
+
+/* srv_stats_status_name -- "NFS3ERR_NOENT" for NFSv3 status st, or
+ * NULL for a number that is no status. Cannot fail. */
+const char *srv_stats_status_name(uint32_t st);
+
+/* srv_stats_db -- record whether a call that needed the database had a
+ * connection (the database figure of the metrics). s NULL does nothing. */
+void srv_stats_db(srv_stats *s, bool connected);
+
+/*
+ * srv_stats_metrics -- append the counters in the Prometheus text format
+ * (version 0.0.4) to out: per-procedure calls, errors, replays, round
+ * trips and latency histograms, RPC events, NFS statuses, uptime.
+ * Cannot fail.
+ */
+void srv_stats_metrics(const srv_stats *s, GString *out);
 
 /*
  * srv_stats_log -- log the table (format in srv_stats.c's header), with
@@ -367,6 +404,23 @@ int srv_transport_open(srv_server *s);
  */
 void srv_transport_loop(srv_server *s);
 
+/* The write-back flusher (srv_flusher.c). */
+typedef struct srv_flusher srv_flusher;
+
+/*
+ * srv_flusher_start -- start the thread that stores buffered writes once
+ * they are [writeback] max_age_ms old. Returns it, or NULL when
+ * write-back is off (or the thread could not start: logged).
+ */
+srv_flusher *srv_flusher_start(dbfs *fs, const cfg *c);
+
+/*
+ * srv_flusher_stop -- store everything still buffered (retrying a while
+ * if the database is away; what cannot be stored is logged), stop the
+ * thread and free f. Call after the workers have stopped. NULL is fine.
+ */
+void srv_flusher_stop(srv_flusher *f);
+
 /* srv_transport_close -- close every socket and connection left. */
 void srv_transport_close(srv_server *s);
 
@@ -427,5 +481,66 @@ void srv_rpcbind_register(srv_rpcbind *r, unsigned port, bool udp);
 
 /* srv_rpcbind_unregister -- undo srv_rpcbind_register, if it did anything. */
 void srv_rpcbind_unregister(srv_rpcbind *r);
+
+/*
+ * srv_rpcbind_probe -- does a portmapper answer PMAP NULL on
+ * 127.0.0.1:111 within half a second? Cannot fail.
+ */
+bool srv_rpcbind_probe(void);
+
+/* ---- built-in portmapper (srv_portmap.c) ---------------------------------- */
+
+typedef struct srv_portmap srv_portmap;
+
+/*
+ * srv_portmap_start -- make our programs findable through port 111, as
+ * [server] portmap says: "off" registers with a running rpcbind (if
+ * [server] rpcbind); "auto" does the same when a portmapper answers on
+ * 127.0.0.1:111 and otherwise serves a built-in portmapper (PMAP v2,
+ * rpcbind v3/v4) for NFS and MOUNT on [server] portmap_port; "on" always
+ * serves the built-in one. *out is the running portmapper (NULL when
+ * none was started; srv_portmap_stop it). Returns 0, or -1 after logging
+ * why when "on" was asked for and the port cannot be bound ("auto" only
+ * logs that clients will need explicit ports). rb receives what was
+ * registered with rpcbind (srv_rpcbind_unregister undoes it).
+ */
+int srv_portmap_start(srv_server *s, srv_rpcbind *rb, srv_portmap **out);
+
+/* srv_portmap_stop -- stop the built-in portmapper and free pm (NULL is fine). */
+void srv_portmap_stop(srv_portmap *pm);
+
+/*
+ * srv_portmap_answer -- answer one portmapper call record rec[0..len)
+ * that arrived on `local` over tcp (or UDP) for the mappings of pm: the
+ * reply record goes into *out. Returns SRV_DISPATCH_REPLY, or
+ * SRV_DISPATCH_DROP for a record that is not a decodable call.
+ * Thread-safe. (Exposed for the portmapper's own threads and tests.)
+ */
+srv_dispatch_result srv_portmap_answer(const srv_portmap *pm, const void *rec, size_t len,
+                                       const struct sockaddr *local, socklen_t locallen, bool tcp,
+                                       srv_buf *out);
+
+/* ---- metrics endpoint (srv_metrics.c) -------------------------------------- */
+
+typedef struct srv_metrics srv_metrics;
+
+/*
+ * srv_metrics_start -- when [metrics] enable is set, serve GET /metrics
+ * (Prometheus text format) on [metrics] listen and port with
+ * libmicrohttpd's own thread; *out is the endpoint (NULL when disabled;
+ * srv_metrics_stop it). Returns 0, or -1 after logging why the endpoint
+ * cannot be served (the port is taken, ...).
+ */
+int srv_metrics_start(srv_server *s, srv_metrics **out);
+
+/* srv_metrics_stop -- stop the endpoint and free m (NULL is fine). */
+void srv_metrics_stop(srv_metrics *m);
+
+/*
+ * srv_metrics_text -- the whole metrics page of server s into out
+ * (appended): srv_stats_metrics, then database, cache and server
+ * figures. Cannot fail.
+ */
+void srv_metrics_text(srv_server *s, GString *out);
 
 #endif /* PGNFS_SRV_INT_H */

@@ -232,6 +232,11 @@ void srv_rpcbind_register(srv_rpcbind *r, unsigned port, bool udp)
                   r->mount_set ? " mount" : "", udp ? "tcp and udp" : "tcp", port);
 }
 
+bool srv_rpcbind_probe(void)
+{
+    return srv_pmap_call(SRV_PMAP_NULL, NULL, NULL, SRV_PMAP_TIMEOUT_MS / 2) == 0;
+}
+
 void srv_rpcbind_unregister(srv_rpcbind *r)
 {
     const struct {

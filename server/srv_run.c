@@ -4,9 +4,14 @@
  * loop until SIGINT/SIGTERM, and takes it all down again.
  *
  *   srv_run:  setup ctx (fresh write verifier) --> bind (fail: -1)
- *             --> workers --> rpcbind --> "serving" line --> event loop
+ *             --> workers, write-back flusher (srv_flusher.c)
+ *             --> rpcbind registration or the built-in portmapper
+ *             (srv_portmap.c), metrics endpoint (srv_metrics.c)
+ *             --> "serving" line --> event loop
  *             --signal--> workers finish their calls --> join
- *             --> rpcbind unregister --> statistics --> close --> 0
+ *             --> the write-back flusher stores what is buffered
+ *             --> metrics, portmapper stop --> rpcbind unregister
+ *             --> statistics --> close --> 0
  *
  * NOTES
  *   Signals: SIGINT, SIGTERM and SIGUSR1 are blocked in the calling thread
@@ -89,6 +94,9 @@ int srv_run(const cfg *c, dbfs *fs)
 {
     srv_server *s = g_new0(srv_server, 1);
     srv_rpcbind rb = {0};
+    srv_portmap *pm = NULL;
+    srv_metrics *metrics = NULL;
+    srv_flusher *flusher = NULL;
     sigset_t mask, old;
     unsigned nprogs;
     int rc = -1;
@@ -131,13 +139,18 @@ int srv_run(const cfg *c, dbfs *fs)
         g_message("port 0 configured: picked free port %u", s->port);
     if (srv_workers_start(s) != 0)
         goto join;
-    if (c->rpcbind)
-        srv_rpcbind_register(&rb, s->port, s->udp_fd >= 0);
+    flusher = srv_flusher_start(fs, c);
+    /* rpcbind registration or the built-in portmapper; the metrics endpoint. */
+    if (srv_portmap_start(s, &rb, &pm) != 0 || srv_metrics_start(s, &metrics) != 0)
+        goto join;
     srv_log_start(s);
     srv_transport_loop(s);
     rc = 0;
 join:
     srv_workers_join(s);
+    srv_flusher_stop(flusher);
+    srv_metrics_stop(metrics);
+    srv_portmap_stop(pm);
     srv_rpcbind_unregister(&rb);
     srv_stats_log(&s->stats, "shutdown");
 out:

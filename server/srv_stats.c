@@ -28,10 +28,16 @@
  *                are included in calls and take no round trips)
  *   round_trips  database round trips made by the handler
  *
+ * Latency histograms (SRV_STATS_BUCKETS buckets per procedure, bounds in
+ * srv_stats_bucket_us), NFSv3 replies by status and the database
+ * connection state are kept for the metrics endpoint (srv_metrics.c,
+ * srv_stats_metrics); they do not appear in the log lines.
+ *
  * NOTES
  *   A srv_stats is embedded in the server (or a test) and lives as long as
  *   it; the program table it points to must outlive it.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "srv_int.h"
@@ -43,6 +49,45 @@ static const char *const srv_stats_event_names[SRV_EV_N] = {
     [SRV_EV_DRC_DROP] = "drc_drop",         [SRV_EV_NO_DB] = "no_db",
     [SRV_EV_BAD_RECORD] = "bad_record",     [SRV_EV_CONN_REFUSED] = "conn_refused",
     [SRV_EV_UDP_DROP] = "udp_drop",
+};
+
+/* 10 us .. 10 s in 1-2.5-5 steps: fine enough for percentiles by
+ * interpolation, few enough for a scrape of every procedure. */
+const uint64_t srv_stats_bucket_us[SRV_STATS_BUCKETS - 1] = {
+    10,    25,    50,     100,    250,    500,     1000,    2500,    5000,    10000,
+    25000, 50000, 100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000};
+
+/* NFSv3 status names (RFC 1813 section 2.6) by table index. */
+static const char *const srv_stats_nfsstat_names[SRV_STATS_NFSSTAT] = {
+    [0] = "NFS3_OK",
+    [1] = "NFS3ERR_PERM",
+    [2] = "NFS3ERR_NOENT",
+    [5] = "NFS3ERR_IO",
+    [6] = "NFS3ERR_NXIO",
+    [13] = "NFS3ERR_ACCES",
+    [17] = "NFS3ERR_EXIST",
+    [18] = "NFS3ERR_XDEV",
+    [19] = "NFS3ERR_NODEV",
+    [20] = "NFS3ERR_NOTDIR",
+    [21] = "NFS3ERR_ISDIR",
+    [22] = "NFS3ERR_INVAL",
+    [27] = "NFS3ERR_FBIG",
+    [28] = "NFS3ERR_NOSPC",
+    [30] = "NFS3ERR_ROFS",
+    [31] = "NFS3ERR_MLINK",
+    [63] = "NFS3ERR_NAMETOOLONG",
+    [66] = "NFS3ERR_NOTEMPTY",
+    [69] = "NFS3ERR_DQUOT",
+    [70] = "NFS3ERR_STALE",
+    [71] = "NFS3ERR_REMOTE",
+    [101] = "NFS3ERR_BADHANDLE",
+    [102] = "NFS3ERR_NOT_SYNC",
+    [103] = "NFS3ERR_BAD_COOKIE",
+    [104] = "NFS3ERR_NOTSUPP",
+    [105] = "NFS3ERR_TOOSMALL",
+    [106] = "NFS3ERR_SERVERFAULT",
+    [107] = "NFS3ERR_BADTYPE",
+    [108] = "NFS3ERR_JUKEBOX",
 };
 
 void srv_stats_init(srv_stats *s, const srv_program *progs, unsigned nprogs)
@@ -59,11 +104,27 @@ void srv_stats_init(srv_stats *s, const srv_program *progs, unsigned nprogs)
             atomic_init(&c->total_ns, 0);
             atomic_init(&c->max_ns, 0);
             atomic_init(&c->round_trips, 0);
+            for (unsigned b = 0; b < SRV_STATS_BUCKETS; b++)
+                atomic_init(&c->hist[b], 0);
         }
     }
     for (unsigned e = 0; e < SRV_EV_N; e++)
         atomic_init(&s->events[e], 0);
+    for (unsigned i = 0; i < SRV_STATS_NFSSTAT; i++)
+        atomic_init(&s->nfsstat[i], 0);
+    atomic_init(&s->db_connected, 1);
     s->start_us = g_get_monotonic_time();
+}
+
+/* The histogram bucket of a call that took ns nanoseconds. */
+static unsigned srv_stats_bucket(uint64_t ns)
+{
+    uint64_t us = (ns + 999) / 1000;
+    unsigned b = 0;
+
+    while (b < SRV_STATS_BUCKETS - 1 && us > srv_stats_bucket_us[b])
+        b++;
+    return b;
 }
 
 void srv_stats_call(srv_stats *s, unsigned prog_index, uint32_t proc, uint64_t ns, uint64_t rt,
@@ -79,6 +140,7 @@ void srv_stats_call(srv_stats *s, unsigned prog_index, uint32_t proc, uint64_t n
         atomic_fetch_add_explicit(&c->drc_hits, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->total_ns, ns, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->round_trips, rt, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->hist[srv_stats_bucket(ns)], 1, memory_order_relaxed);
     uint_fast64_t max = atomic_load_explicit(&c->max_ns, memory_order_relaxed);
     while (ns > max && !atomic_compare_exchange_weak_explicit(
                            &c->max_ns, &max, ns, memory_order_relaxed, memory_order_relaxed)) {
@@ -123,4 +185,130 @@ void srv_stats_log(const srv_stats *s, const char *reason)
     g_message("%s", line->str);
     g_string_free(line, TRUE);
     g_message("stats: end");
+}
+
+/* The table index of NFSv3 status st, or SRV_STATS_NFSSTAT if it has none. */
+static unsigned srv_stats_status_index(uint32_t st)
+{
+    if (st < 100)
+        return st;
+    if (st > 10000 && st < 10100)
+        return 100 + (st - 10000);
+    return SRV_STATS_NFSSTAT;
+}
+
+void srv_stats_status(srv_stats *s, uint32_t st)
+{
+    unsigned i = srv_stats_status_index(st);
+
+    if (s && i < SRV_STATS_NFSSTAT)
+        atomic_fetch_add_explicit(&s->nfsstat[i], 1, memory_order_relaxed);
+}
+
+const char *srv_stats_status_name(uint32_t st)
+{
+    unsigned i = srv_stats_status_index(st);
+
+    return i < SRV_STATS_NFSSTAT ? srv_stats_nfsstat_names[i] : NULL;
+}
+
+void srv_stats_db(srv_stats *s, bool connected)
+{
+    if (s)
+        atomic_store_explicit(&s->db_connected, connected ? 1 : 0, memory_order_relaxed);
+}
+
+/* "# HELP name help" and "# TYPE name type" lines. */
+static void srv_stats_head(GString *out, const char *name, const char *type, const char *help)
+{
+    g_string_append_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void srv_stats_metrics(const srv_stats *s, GString *out)
+{
+    static const struct {
+        const char *name, *help;
+        size_t offset;
+    } counters[] = {
+        {"pgnfs_rpc_calls_total", "Calls answered, per procedure (replays included).",
+         offsetof(srv_stat_proc, calls)},
+        {"pgnfs_rpc_errors_total",
+         "RPC-level error replies (GARBAGE_ARGS, AUTH_ERROR, SYSTEM_ERR), per procedure.",
+         offsetof(srv_stat_proc, errors)},
+        {"pgnfs_rpc_drc_hits_total", "Replies replayed from the duplicate request cache.",
+         offsetof(srv_stat_proc, drc_hits)},
+        {"pgnfs_db_round_trips_total", "Database round trips made by the handlers.",
+         offsetof(srv_stat_proc, round_trips)},
+    };
+
+    g_string_append_printf(out,
+                           "# HELP pgnfs_uptime_seconds Seconds since the server started.\n"
+                           "# TYPE pgnfs_uptime_seconds gauge\npgnfs_uptime_seconds %.3f\n",
+                           (double)(g_get_monotonic_time() - s->start_us) / G_USEC_PER_SEC);
+    for (size_t k = 0; k < G_N_ELEMENTS(counters); k++) {
+        srv_stats_head(out, counters[k].name, "counter", counters[k].help);
+        for (unsigned p = 0; p < s->nprogs; p++) {
+            const srv_program *prog = &s->progs[p];
+            for (unsigned i = 0; i < prog->nprocs && i < SRV_PROCS_MAX; i++) {
+                const atomic_uint_fast64_t *v =
+                    (const atomic_uint_fast64_t *)((const char *)&s->procs[p][i] +
+                                                   counters[k].offset);
+                g_string_append_printf(out, "%s{prog=\"%s\",proc=\"%s\"} %" G_GUINT64_FORMAT "\n",
+                                       counters[k].name, prog->name,
+                                       prog->procs[i].name ? prog->procs[i].name : "?",
+                                       (uint64_t)atomic_load(v));
+            }
+        }
+    }
+
+    srv_stats_head(out, "pgnfs_rpc_duration_seconds", "histogram",
+                   "Time from a call's arrival at a worker to its encoded reply.");
+    for (unsigned p = 0; p < s->nprogs; p++) {
+        const srv_program *prog = &s->progs[p];
+        for (unsigned i = 0; i < prog->nprocs && i < SRV_PROCS_MAX; i++) {
+            const srv_stat_proc *c = &s->procs[p][i];
+            const char *name = prog->procs[i].name ? prog->procs[i].name : "?";
+            uint64_t cum = 0;
+            if (atomic_load(&c->calls) == 0)
+                continue; /* an empty histogram tells nothing: keep the page short */
+            for (unsigned b = 0; b < SRV_STATS_BUCKETS; b++) {
+                cum += atomic_load(&c->hist[b]);
+                if (b < SRV_STATS_BUCKETS - 1)
+                    g_string_append_printf(out,
+                                           "pgnfs_rpc_duration_seconds_bucket{prog=\"%s\","
+                                           "proc=\"%s\",le=\"%g\"} %" G_GUINT64_FORMAT "\n",
+                                           prog->name, name, (double)srv_stats_bucket_us[b] / 1e6,
+                                           cum);
+                else
+                    g_string_append_printf(out,
+                                           "pgnfs_rpc_duration_seconds_bucket{prog=\"%s\","
+                                           "proc=\"%s\",le=\"+Inf\"} %" G_GUINT64_FORMAT "\n",
+                                           prog->name, name, cum);
+            }
+            g_string_append_printf(out,
+                                   "pgnfs_rpc_duration_seconds_sum{prog=\"%s\",proc=\"%s\"} %.9f\n"
+                                   "pgnfs_rpc_duration_seconds_count{prog=\"%s\",proc=\"%s\"} "
+                                   "%" G_GUINT64_FORMAT "\n",
+                                   prog->name, name, (double)atomic_load(&c->total_ns) / 1e9,
+                                   prog->name, name, cum);
+        }
+    }
+
+    srv_stats_head(out, "pgnfs_rpc_events_total", "counter",
+                   "RPC-level events not tied to one procedure.");
+    for (unsigned e = 0; e < SRV_EV_N; e++)
+        g_string_append_printf(out, "pgnfs_rpc_events_total{event=\"%s\"} %" G_GUINT64_FORMAT "\n",
+                               srv_stats_event_names[e], (uint64_t)atomic_load(&s->events[e]));
+
+    srv_stats_head(out, "pgnfs_nfs3_replies_total", "counter", "NFSv3 replies by status.");
+    for (unsigned i = 0; i < SRV_STATS_NFSSTAT; i++) {
+        if (!srv_stats_nfsstat_names[i])
+            continue;
+        g_string_append_printf(out,
+                               "pgnfs_nfs3_replies_total{status=\"%s\"} %" G_GUINT64_FORMAT "\n",
+                               srv_stats_nfsstat_names[i], (uint64_t)atomic_load(&s->nfsstat[i]));
+    }
+    srv_stats_head(out, "pgnfs_db_connected", "gauge",
+                   "1 if the last call that needed the database had a connection, else 0.");
+    g_string_append_printf(out, "pgnfs_db_connected %d\n", atomic_load(&s->db_connected));
 }

@@ -63,34 +63,54 @@ CREATE OR REPLACE FUNCTION pgnfs_new_generation()
 RETURNS int LANGUAGE sql VOLATILE PARALLEL SAFE
 AS $$ SELECT 1 + floor(random() * 2147483646)::int $$;
 
--- One result row (see the type pgnfs_result in 001_base.sql).
+-- One result row (see the type pgnfs_result in 001_base.sql). PL/pgSQL: an
+-- SQL function returning a row of several columns is never inlined, and is
+-- then parsed again in every transaction (four times the cost of this for
+-- the three or more rows each metadata function returns).
 CREATE OR REPLACE FUNCTION pgnfs_res(st int, r int, f fileatt)
-RETURNS pgnfs_result LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURNS pgnfs_result LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
-SELECT st, r::smallint, f.inode, f.generation, f.type, f.mode, f.nlink, f.uid, f.gid, f.size,
-       f.rdev_major, f.rdev_minor, f.atime, f.mtime, f.ctime, f.change, f.used
+BEGIN
+    RETURN ROW(st, r::smallint, f.inode, f.generation, f.type, f.mode, f.nlink, f.uid, f.gid,
+               f.size, f.rdev_major, f.rdev_minor, f.atime, f.mtime, f.ctime, f.change,
+               f.used)::pgnfs_result;
+END
 $$;
+
+-- The helpers below read or change tables, so they are PL/pgSQL: an SQL
+-- function that cannot be inlined (a FROM clause, a subquery, an UPDATE)
+-- is parsed and planned again in every transaction that calls it, and
+-- every NFS operation is a transaction of its own; PL/pgSQL keeps its
+-- plans for the session.
 
 -- The directory's entry changed: mtime and ctime move, nlink changes by dn
 -- (subdirectories added or removed). Returns the new row.
 CREATE OR REPLACE FUNCTION pgnfs_dir_touch(dir bigint, dn int, now bigint)
-RETURNS fileatt LANGUAGE sql VOLATILE
+RETURNS fileatt LANGUAGE plpgsql VOLATILE
 AS $$
-UPDATE fileatt SET nlink = nlink + dn, mtime = now, ctime = pgnfs_next_ctime(ctime, now),
-                   change = change + 1
- WHERE inode = dir
-RETURNING *
+DECLARE
+    d fileatt;
+BEGIN
+    UPDATE fileatt SET nlink = nlink + dn, mtime = now, ctime = pgnfs_next_ctime(ctime, now),
+                       change = change + 1
+     WHERE inode = dir
+    RETURNING * INTO d;
+    RETURN d;
+END
 $$;
 
 -- Is directory anc the directory dir itself or one of its ancestors? Walks
 -- the names upwards (a directory has exactly one name) to the root.
 CREATE OR REPLACE FUNCTION pgnfs_is_ancestor(anc bigint, dir bigint)
-RETURNS boolean LANGUAGE sql STABLE
+RETURNS boolean LANGUAGE plpgsql STABLE
 AS $$
-WITH RECURSIVE up(ino) AS (
-    SELECT dir
-    UNION
-    SELECT n.parent FROM naming n JOIN up ON n.inode = up.ino WHERE up.ino <> 1
-)
-SELECT EXISTS (SELECT 1 FROM up WHERE ino = anc)
+BEGIN
+    RETURN EXISTS (
+        WITH RECURSIVE up(ino) AS (
+            SELECT dir
+            UNION
+            SELECT n.parent FROM naming n JOIN up ON n.inode = up.ino WHERE up.ino <> 1
+        )
+        SELECT 1 FROM up WHERE ino = anc);
+END
 $$;

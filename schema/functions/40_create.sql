@@ -19,7 +19,9 @@
 -- Ownership: uid is the caller's; gid the caller's, or the directory's if
 -- it is setgid, in which case a new directory is setgid too and a new file
 -- loses setgid-with-group-execute when the caller is not in that group.
--- Returns rows: role 1 the file, 2 and 3 the directory before and after.
+-- Returns rows: role 1 the file, 2 and 3 the directory before and after;
+-- when the name existed, role 6 too: the existing file as it is now (the
+-- metadata caches drop it: an UNCHECKED create may have cut it).
 CREATE OR REPLACE FUNCTION pgnfs_create(
     p_dir bigint, p_dgen int, p_name bytea, c_uid bigint, c_gid bigint, c_groups bigint[],
     now bigint, p_type smallint, p_how int, p_verf bigint, p_target bytea,
@@ -70,6 +72,7 @@ BEGIN
             st := 17;
         END IF;
         RETURN NEXT pgnfs_res(st, 1, f);
+        RETURN NEXT pgnfs_res(st, 6, f);
         RETURN NEXT pgnfs_res(st, 2, d);
         RETURN NEXT pgnfs_res(st, 3, d);
         RETURN;

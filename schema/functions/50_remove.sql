@@ -7,7 +7,10 @@
 -- lets only root, its owner or the entry's owner remove (EPERM); rmdir needs
 -- a directory (ENOTDIR), remove a non-directory (EISDIR); rmdir needs it
 -- empty (ENOTEMPTY). The file and its data go with its last name.
--- Returns rows: role 2 and 3 the directory before and after.
+-- Returns rows: role 2 and 3 the directory before and after; on success
+-- also the object: role 7 (its attributes before) when it is gone, role 6
+-- (its attributes after: nlink and ctime changed) when other names keep it
+-- (the metadata caches learn both).
 CREATE OR REPLACE FUNCTION pgnfs_remove(
     p_dir bigint, p_dgen int, p_name bytea, p_rmdir boolean,
     c_uid bigint, c_gid bigint, c_groups bigint[], now bigint)
@@ -60,10 +63,13 @@ BEGIN
         IF f.type = 1 THEN
             PERFORM pgnfs_data_drop(ino);
         END IF;
+        RETURN NEXT pgnfs_res(0, 7, f);
     ELSE
         UPDATE fileatt SET nlink = nlink - 1, ctime = pgnfs_next_ctime(ctime, now),
                            change = change + 1
-         WHERE inode = ino;
+         WHERE inode = ino
+        RETURNING * INTO f;
+        RETURN NEXT pgnfs_res(0, 6, f);
     END IF;
     dp := pgnfs_dir_touch(p_dir, CASE WHEN f.type = 2 THEN -1 ELSE 0 END, now);
     RETURN NEXT pgnfs_res(0, 2, d);

@@ -21,7 +21,10 @@
 -- object's ctime moves, directories' nlink follow their subdirectories,
 -- both directories' mtime and ctime move.
 -- Returns rows: role 2 and 3 the source directory before and after, 4 and
--- 5 the target directory before and after.
+-- 5 the target directory before and after; on a success that moved
+-- something also role 1, the moved object after (its ctime moved), and
+-- for a replaced target role 7 (its attributes before) when it is gone or
+-- role 6 (after: nlink and ctime changed) when other names keep it.
 CREATE OR REPLACE FUNCTION pgnfs_rename(
     p_fdir bigint, p_fdgen int, p_fname bytea, p_tdir bigint, p_tdgen int, p_tname bytea,
     c_uid bigint, c_gid bigint, c_groups bigint[], now bigint)
@@ -135,21 +138,27 @@ BEGIN
         IF t.type = 2 THEN
             DELETE FROM fileatt WHERE inode = tino;
             tdn := tdn - 1;
+            RETURN NEXT pgnfs_res(0, 7, t);
         ELSIF t.nlink <= 1 THEN
             DELETE FROM fileatt WHERE inode = tino;
             IF t.type = 1 THEN
                 PERFORM pgnfs_data_drop(tino);
             END IF;
+            RETURN NEXT pgnfs_res(0, 7, t);
         ELSE
             UPDATE fileatt SET nlink = nlink - 1, ctime = pgnfs_next_ctime(ctime, now),
                                change = change + 1
-             WHERE inode = tino;
+             WHERE inode = tino
+            RETURNING * INTO t;
+            RETURN NEXT pgnfs_res(0, 6, t);
         END IF;
     END IF;
     UPDATE naming SET parent = p_tdir, name = p_tname, cookie = nextval('pgnfs_cookie_seq')
      WHERE parent = p_fdir AND name = p_fname;
     UPDATE fileatt SET ctime = pgnfs_next_ctime(ctime, now), change = change + 1
-     WHERE inode = sino;
+     WHERE inode = sino
+    RETURNING * INTO s;
+    RETURN NEXT pgnfs_res(0, 1, s);
     IF s.type = 2 AND NOT same THEN
         fdn := fdn - 1;
         tdn := tdn + 1;

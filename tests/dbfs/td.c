@@ -30,8 +30,10 @@ void td_open_opts(td_fs *t, uint32_t chunk_size, bool relatime)
     if (chunk_size == 0) {
         t->conninfo = tl_fresh_fs();
     } else {
-        dbfs_mkfs_opts o = {.chunk_size = chunk_size, .root_mode = 0777};
+        dbfs_mkfs_opts o = {.root_mode = 0777};
 
+        tl_mkfs_opts(&o); /* the run's storage variant, then this chunk size */
+        o.chunk_size = chunk_size;
         t->conninfo = tl_fresh_db();
         td_rc(dbfs_mkfs(t->conninfo, &o), 0);
     }

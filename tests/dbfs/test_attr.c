@@ -107,7 +107,7 @@ static void test_getattr(void)
 
     td_open(&t);
     info = dbfs_get_info(t.fs);
-    g_assert_cmpuint(info->chunk_size, ==, 8192);
+    g_assert_cmpuint(info->chunk_size, ==, DBFS_CHUNK_SIZE_DEFAULT);
     g_assert_cmpint(info->storage, ==, DBFS_STORAGE_SINGLE);
     g_assert_cmpint(info->encoding, ==, DBFS_ENC_BINARY);
     g_assert_cmpint(info->schema_version, >=, 1);

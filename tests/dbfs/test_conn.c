@@ -54,8 +54,8 @@ static void test_mkfs_open(void)
     td_rc(dbfs_mkfs(db, &o), -EINVAL);
     g_test_assert_expected_messages();
     o.chunk_size = 0;
-    o.storage = DBFS_STORAGE_INVERSION;
-    g_test_expect_message("pgnfs-dbfs", G_LOG_LEVEL_WARNING, "*\"inversion\"*not available*");
+    o.storage = (dbfs_storage)7; /* no such layout */
+    g_test_expect_message("pgnfs-dbfs", G_LOG_LEVEL_WARNING, "*not available*");
     td_rc(dbfs_mkfs(db, &o), -EINVAL);
     g_test_assert_expected_messages();
     o.storage = DBFS_STORAGE_SINGLE;
@@ -87,7 +87,7 @@ static void test_mkfs_open(void)
     o.force = true;
     td_rc(dbfs_mkfs(db, &o), 0);
     td_rc(dbfs_open(&cfg, &fs), 0);
-    g_assert_cmpuint(dbfs_get_info(fs)->chunk_size, ==, 8192);
+    g_assert_cmpuint(dbfs_get_info(fs)->chunk_size, ==, DBFS_CHUNK_SIZE_DEFAULT);
     g_assert_cmpint(memcmp(dbfs_get_info(fs)->secret, first.secret, DBFS_SECRET_LEN), !=, 0);
     td_rc(dbfs_conn_open(fs, &c), 0);
     rootfh.gen = dbfs_get_info(fs)->root_gen;
@@ -206,8 +206,11 @@ static void test_fsstat_commit(void)
     f = td_create(&t, &u, t.root, "f", 0644);
     td_write(&t, &u, td_fh(&f), 0, "x", 1);
     td_rc(dbfs_commit(t.c, td_fh(&f), 0, 0, &w), 0);
-    g_assert_false(w.have_pre);
+    /* Nothing was buffered (a FILE_SYNC write): before and after agree. */
+    g_assert_true(w.have_pre);
     g_assert_true(w.have_post);
+    g_assert_cmpuint(w.pre_size, ==, 1);
+    g_assert_cmpint(w.pre_ctime_ns, ==, w.post.ctime_ns);
     g_assert_cmpuint(w.post.size, ==, 1);
     td_rc(dbfs_commit(t.c, (dbfs_fh){f.ino, f.gen + 1}, 0, 0, &w), -ESTALE);
     g_assert_false(w.have_post);

@@ -17,21 +17,58 @@
 
 static const uint32_t td_no_groups[1] = {0};
 
-/* Chunks that hold bytes at or past their file's size (must be none). */
-static long td_bytes_past_size(const td_fs *t)
+/* The number sql counts in t's database. */
+static long td_sql_count(const td_fs *t, const char *sql)
 {
     PGconn *pg = PQconnectdb(t->conninfo);
     PGresult *r;
     long n;
 
     g_assert_cmpint(PQstatus(pg), ==, CONNECTION_OK);
-    r = PQexec(pg, "SELECT count(*) FROM allfiles a JOIN fileatt f ON f.inode = a.inode"
-                   " WHERE a.chunk * (SELECT chunk_size FROM pgnfs_fs) + length(a.data) > f.size");
-    g_assert_cmpint(PQresultStatus(r), ==, PGRES_TUPLES_OK);
+    r = PQexec(pg, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        g_error("%s: %s", sql, PQresultErrorMessage(r));
     n = atol(PQgetvalue(r, 0, 0));
     PQclear(r);
     PQfinish(pg);
     return n;
+}
+
+/* Chunks that hold bytes at or past their file's size (must be none), in
+ * whatever layout and encoding (pgnfs_data_chunks). */
+static long td_bytes_past_size(const td_fs *t)
+{
+    return td_sql_count(t, "SELECT count(*) FROM pgnfs_data_chunks() c"
+                           " JOIN fileatt f ON f.inode = c.inode"
+                           " WHERE c.chunk * (SELECT chunk_size FROM pgnfs_fs) + c.bytes > f.size");
+}
+
+/* Files whose "used" differs from the bytes their chunks store (must be
+ * none), and chunks of files that do not exist (must be none). */
+static long td_used_wrong(const td_fs *t)
+{
+    return td_sql_count(t,
+                        "SELECT count(*) FROM fileatt f LEFT JOIN"
+                        " (SELECT inode, sum(stored) AS s FROM pgnfs_data_chunks() GROUP BY inode)"
+                        " c ON c.inode = f.inode WHERE f.used <> coalesce(c.s, 0)") +
+           td_sql_count(t, "SELECT count(*) FROM pgnfs_data_chunks() c"
+                           " WHERE NOT EXISTS (SELECT 1 FROM fileatt f WHERE f.inode = c.inode)");
+}
+
+/* Stored bytes of one chunk holding n file bytes, in t's encoding. */
+static uint64_t td_enc(const td_fs *t, uint64_t n)
+{
+    return dbfs_get_info(t->fs)->encoding == DBFS_ENC_BASE64 ? 4 * ((n + 2) / 3) : n;
+}
+
+/* Stored bytes of a file written densely from 0 to n. */
+static uint64_t td_dense(const td_fs *t, uint64_t n)
+{
+    uint64_t cs = dbfs_get_info(t->fs)->chunk_size, s = 0;
+
+    for (uint64_t at = 0; at < n; at += cs)
+        s += td_enc(t, n - at < cs ? n - at : cs);
+    return s;
 }
 
 static void td_fill(unsigned char *p, size_t n, unsigned seed)
@@ -209,24 +246,28 @@ static void test_used(void)
     dbfs_attr f = td_create(&t, &root, t.root, "u", 0644);
     g_assert_cmpuint(f.used, ==, 0);
     td_write(&t, &root, td_fh(&f), 0, buf, 10000);
-    g_assert_cmpuint(td_getattr(&t, td_fh(&f)).used, ==, 10000);
+    g_assert_cmpuint(td_getattr(&t, td_fh(&f)).used, ==, td_dense(&t, 10000));
     /* Overwriting inside stored data changes nothing. */
     td_write(&t, &root, td_fh(&f), 100, buf, 5000);
-    g_assert_cmpuint(td_getattr(&t, td_fh(&f)).used, ==, 10000);
+    g_assert_cmpuint(td_getattr(&t, td_fh(&f)).used, ==, td_dense(&t, 10000));
     /* A byte far away stores one partial chunk: the zeros before it in
      * that chunk count, the hole between does not. */
+    uint64_t cs = dbfs_get_info(t.fs)->chunk_size;
     td_write(&t, &root, td_fh(&f), 1u << 30, buf, 1);
     dbfs_attr a = td_getattr(&t, td_fh(&f));
     g_assert_cmpuint(a.size, ==, (1u << 30) + 1);
-    g_assert_cmpuint(a.used, ==, 10000 + ((1u << 30) % 8192) + 1);
+    g_assert_cmpuint(a.used, ==, td_dense(&t, 10000) + td_enc(&t, ((1u << 30) % cs) + 1));
+    g_assert_cmpint(td_used_wrong(&t), ==, 0);
     /* Truncation gives back what it cuts. */
     sa.size = 5000;
     td_rc(dbfs_setattr(t.c, &root, td_fh(&f), &sa, NULL, &w), 0);
-    g_assert_cmpuint(w.post.used, ==, 5000);
-    g_assert_cmpuint(td_getattr(&t, td_fh(&f)).used, ==, 5000);
+    g_assert_cmpuint(w.post.used, ==, td_dense(&t, 5000));
+    g_assert_cmpuint(td_getattr(&t, td_fh(&f)).used, ==, td_dense(&t, 5000));
+    g_assert_cmpint(td_used_wrong(&t), ==, 0);
     sa.size = 0;
     td_rc(dbfs_setattr(t.c, &root, td_fh(&f), &sa, NULL, &w), 0);
     g_assert_cmpuint(td_getattr(&t, td_fh(&f)).used, ==, 0);
+    g_assert_cmpint(td_used_wrong(&t), ==, 0);
     td_close(&t);
 }
 
@@ -453,6 +494,9 @@ static void td_random_run(uint32_t chunk_size, guint32 seed, int ops)
     if (td_bytes_past_size(&t) != 0)
         g_error("random data test (chunk size %u, seed %u): stored bytes past the size", chunk_size,
                 seed);
+    if (td_used_wrong(&t) != 0)
+        g_error("random data test (chunk size %u, seed %u): \"used\" is not the stored bytes",
+                chunk_size, seed);
     g_free(all);
     g_free(m.bytes);
     g_free(buf);

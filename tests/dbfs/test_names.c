@@ -391,7 +391,7 @@ static void test_remove(void)
     dbfs_wcc w;
     char data[20000];
 
-    td_open(&t);
+    td_open_opts(&t, 8192, true); /* 20000 bytes: three chunks */
     d = td_mkdir(&t, &u, t.root, "d", 0755);
     f = td_create(&t, &u, td_fh(&d), "f", 0644);
     memset(data, 'q', sizeof data);

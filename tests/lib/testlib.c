@@ -125,11 +125,50 @@ char *tl_fresh_db(void)
     return emb_conninfo_db(tl_cluster, name);
 }
 
+void tl_mkfs_opts(dbfs_mkfs_opts *o)
+{
+    const char *env = g_getenv("PGNFS_TEST_MKFS");
+    char **set = g_strsplit_set(env ? env : "", " \t\n", -1);
+
+    for (char **kv = set; *kv; kv++) {
+        const char *eq = strchr(*kv, '=');
+        const char *v = eq ? eq + 1 : "";
+        char *end = NULL;
+        unsigned long long n = strtoull(v, &end, 10);
+        bool num = *v && end && !*end;
+
+        if (!**kv)
+            continue;
+        if (g_str_has_prefix(*kv, "storage.schema=") && strcmp(v, "single") == 0)
+            o->storage = DBFS_STORAGE_SINGLE;
+        else if (g_str_has_prefix(*kv, "storage.schema=") && strcmp(v, "inversion") == 0)
+            o->storage = DBFS_STORAGE_INVERSION;
+        else if (g_str_has_prefix(*kv, "storage.schema=") && strcmp(v, "hybrid") == 0)
+            o->storage = DBFS_STORAGE_HYBRID;
+        else if (g_str_has_prefix(*kv, "storage.encoding=") && strcmp(v, "binary") == 0)
+            o->encoding = DBFS_ENC_BINARY;
+        else if (g_str_has_prefix(*kv, "storage.encoding=") && strcmp(v, "base64") == 0)
+            o->encoding = DBFS_ENC_BASE64;
+        else if (g_str_has_prefix(*kv, "storage.chunk_size=") && num)
+            o->chunk_size = (uint32_t)n;
+        else if (g_str_has_prefix(*kv, "storage.hybrid_threshold=") && num)
+            o->hybrid_threshold = n;
+        else
+            g_error("PGNFS_TEST_MKFS: cannot use '%s' (storage.schema, storage.encoding, "
+                    "storage.chunk_size, storage.hybrid_threshold)",
+                    *kv);
+    }
+    g_strfreev(set);
+}
+
 char *tl_fresh_fs(void)
 {
     char *conninfo = tl_fresh_db();
     dbfs_mkfs_opts opts = {.root_mode = 0777};
-    int rc = dbfs_mkfs(conninfo, &opts);
+    int rc;
+
+    tl_mkfs_opts(&opts);
+    rc = dbfs_mkfs(conninfo, &opts);
 
     if (rc != 0)
         g_error("dbfs_mkfs on a fresh database failed: %s", g_strerror(-rc));
@@ -140,6 +179,8 @@ char *tl_fresh_fs(void)
 
 struct tl_server {
     char *dir; /* temporary directory: data/, server.log, server.pid */
+    /* dir/data: the server's --data */
+    char *data_dir;
     unsigned port;
     GPid pid;
     char **argv;
@@ -197,7 +238,11 @@ static void tl_server_write_pid(const tl_server *s)
 static bool tl_server_answers(const tl_server *s)
 {
     struct nfs_context *nfs = nfs_init_context();
-    char *url = tl_server_url(s, "");
+    char *base = tl_server_url(s, "");
+    /* Mount "/" only: libnfs would also mount every other export under it
+     * (which a test may not have created yet). */
+    char *url = g_strconcat(base, "&auto-traverse-mounts=0", NULL);
+    g_free(base);
     struct nfs_url *u = nfs_parse_url_dir(nfs, url);
     bool ok = u && nfs_mount(nfs, u->server, u->path) == 0;
 
@@ -250,13 +295,20 @@ tl_server *tl_server_start(const char *const *overrides)
     g_ptr_array_add(argv, g_strdup(PGNFS_BIN));
     g_ptr_array_add(argv, g_strdup("serve"));
     g_ptr_array_add(argv, g_strdup("--data"));
-    g_ptr_array_add(argv, g_build_filename(s->dir, "data", NULL));
+    s->data_dir = g_build_filename(s->dir, "data", NULL);
+    g_ptr_array_add(argv, g_strdup(s->data_dir));
     g_ptr_array_add(argv, g_strdup("--listen"));
     g_ptr_array_add(argv, g_strdup("127.0.0.1"));
     g_ptr_array_add(argv, g_strdup("--port"));
     g_ptr_array_add(argv, g_strdup_printf("%u", s->port));
     g_ptr_array_add(argv, g_strdup("--export"));
     g_ptr_array_add(argv, g_strdup("/ 127.0.0.1(rw,no_root_squash)"));
+    /* Port 111 is the host's: a test server neither serves it nor
+     * registers there unless a test asks (overrides come later and win). */
+    g_ptr_array_add(argv, g_strdup("--set"));
+    g_ptr_array_add(argv, g_strdup("server.portmap=off"));
+    g_ptr_array_add(argv, g_strdup("--set"));
+    g_ptr_array_add(argv, g_strdup("server.rpcbind=false"));
     for (const char *const *o = overrides; o && *o; o++) {
         g_ptr_array_add(argv, g_strdup("--set"));
         g_ptr_array_add(argv, g_strdup(*o));
@@ -292,6 +344,15 @@ static void tl_server_kill(tl_server *s, int sig)
     for (int i = 0; i < 1200; i++) {
         if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
             g_spawn_close_pid(s->pid);
+            /* A clean stop exits 0: anything else (a sanitizer's report,
+             * a failed shutdown) fails the test. */
+            if (sig == SIGTERM && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+                tl_server_dump_log(s);
+                if (WIFSIGNALED(status))
+                    g_error("pgnfs serve died of signal %d while stopping", WTERMSIG(status));
+                g_error("pgnfs serve exited with status %d after SIGTERM (see its log above)",
+                        WEXITSTATUS(status));
+            }
             return;
         }
         g_usleep(50 * 1000);
@@ -319,6 +380,11 @@ unsigned tl_server_port(const tl_server *s)
     return s->port;
 }
 
+int tl_server_pid(const tl_server *s)
+{
+    return (int)s->pid;
+}
+
 char *tl_server_url(const tl_server *s, const char *path)
 {
     while (*path == '/')
@@ -332,12 +398,119 @@ const char *tl_server_conninfo(const tl_server *s)
     return s->conninfo;
 }
 
+char *tl_server_log(const tl_server *s)
+{
+    char *path = g_build_filename(s->dir, "server.log", NULL);
+    char *text = NULL;
+
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        text = g_strdup("");
+    g_free(path);
+    return text;
+}
+
+/* pg_ctl from PATH, else the newest /usr/lib/postgresql/N/bin. */
+static char *tl_find_pg_ctl(void)
+{
+    char *p = g_find_program_in_path("pg_ctl");
+    GDir *d;
+
+    if (p)
+        return p;
+    d = g_dir_open("/usr/lib/postgresql", 0, NULL);
+    if (d) {
+        const char *v;
+        long best = -1;
+        while ((v = g_dir_read_name(d)) != NULL) {
+            char *cand = g_build_filename("/usr/lib/postgresql", v, "bin", "pg_ctl", NULL);
+            long n = strtol(v, NULL, 10);
+            if (n > best && g_file_test(cand, G_FILE_TEST_IS_EXECUTABLE)) {
+                g_free(p);
+                p = cand;
+                best = n;
+            } else {
+                g_free(cand);
+            }
+        }
+        g_dir_close(d);
+    }
+    if (!p)
+        g_error("cannot find pg_ctl (install postgresql)");
+    return p;
+}
+
+/* In the child of tl_server_pg_ctl: become the owner of the cluster. */
+static void tl_become_owner(gpointer data)
+{
+    const struct stat *st = data;
+
+    if (geteuid() == 0 && st->st_uid != 0) {
+        if (setgid(st->st_gid) != 0 || setuid(st->st_uid) != 0)
+            _exit(126);
+    }
+}
+
+int tl_server_pg_ctl(const tl_server *s, const char *action)
+{
+    char *pg_ctl = tl_find_pg_ctl();
+    char *pgdir = g_build_filename(s->dir, "data", "pg", NULL);
+    char *log = g_build_filename(pgdir, "postgresql.log", NULL);
+    struct stat st;
+    GError *err = NULL;
+    int status = -1;
+
+    if (stat(pgdir, &st) != 0)
+        g_error("%s: %s", pgdir, g_strerror(errno));
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, pg_ctl);
+    if (strcmp(action, "stop-immediate") == 0) {
+        const char *args[] = {"stop", "-w", "-m", "immediate", NULL};
+        for (const char *const *a = args; *a; a++)
+            g_ptr_array_add(argv, (char *)*a);
+    } else if (strcmp(action, "stop") == 0) {
+        const char *args[] = {"stop", "-w", "-m", "fast", NULL};
+        for (const char *const *a = args; *a; a++)
+            g_ptr_array_add(argv, (char *)*a);
+    } else if (strcmp(action, "start") == 0) {
+        g_ptr_array_add(argv, "start");
+        g_ptr_array_add(argv, "-w");
+        g_ptr_array_add(argv, "-l");
+        g_ptr_array_add(argv, log);
+    } else {
+        g_error("tl_server_pg_ctl: unknown action '%s'", action);
+    }
+    g_ptr_array_add(argv, "-t");
+    g_ptr_array_add(argv, "120");
+    g_ptr_array_add(argv, "-D");
+    g_ptr_array_add(argv, pgdir);
+    g_ptr_array_add(argv, NULL);
+    if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, tl_become_owner,
+                      &st, NULL, NULL, &status, &err))
+        g_error("cannot run %s: %s", pg_ctl, err->message);
+    g_ptr_array_free(argv, TRUE);
+    g_free(pg_ctl);
+    g_free(log);
+    g_free(pgdir);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+const char *tl_server_data_dir(const tl_server *s)
+{
+    return s->data_dir;
+}
+
+const char *tl_pgnfs_bin(void)
+{
+    return PGNFS_BIN;
+}
+
 void tl_server_stop(tl_server *s)
 {
     tl_server_kill(s, SIGTERM);
     g_strfreev(s->argv);
     g_free(s->conninfo);
     /* The reaper removes the directory when this process ends. */
+    g_free(s->data_dir);
     g_free(s->dir);
     g_free(s);
 }

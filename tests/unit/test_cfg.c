@@ -32,6 +32,12 @@ static const char *const env_names[] = {
     "PGNFS_STORAGE_CHUNK_SIZE",
     "PGNFS_STORAGE_ENCODING",
     "PGNFS_STORAGE_RELATIME",
+    "PGNFS_CACHE_STAT",
+    "PGNFS_CACHE_STAT_SIZE",
+    "PGNFS_CACHE_NAMING",
+    "PGNFS_CACHE_NAMING_SIZE",
+    "PGNFS_CACHE_BUFFER",
+    "PGNFS_CACHE_BUFFER_SIZE",
     "PGNFS_EXPORTS",
 };
 
@@ -122,9 +128,16 @@ static void test_defaults(void)
     g_assert_cmpuint(c->drc_entries, ==, 4096);
     g_assert_cmpstr(c->log_level, ==, "info");
     g_assert_cmpstr(c->storage, ==, "single");
-    g_assert_cmpuint(c->chunk_size, ==, 8192);
+    g_assert_cmpuint(c->chunk_size, ==, 65536);
     g_assert_cmpstr(c->encoding, ==, "binary");
     g_assert_true(c->relatime);
+    /* Every cache on. */
+    g_assert_true(c->stat_cache);
+    g_assert_cmpuint(c->stat_size, ==, 65536);
+    g_assert_true(c->name_cache);
+    g_assert_cmpuint(c->naming_size, ==, 65536);
+    g_assert_true(c->buffer_cache);
+    g_assert_cmpuint(c->buffer_size, ==, 64u << 20);
 
     /* The default export: local clients only, read-write, root squashed. */
     g_assert_cmpuint(c->nexports, ==, 1);
@@ -295,6 +308,128 @@ static void test_errors_env_cmdline(void)
     expect_error(NULL, f, "exports./x", "no clients", NULL);
     const char *const g[] = {"log.level=loud", NULL};
     expect_error(NULL, g, "log.level", "loud", NULL);
+}
+
+/* [cache]: every key from each layer, the precedence, the bounds, and
+ * what dbfs is given (cfg_dbfs_config). */
+/* [storage] root_mode is octal; root_uid/root_gid are plain numbers. */
+static void test_root(void)
+{
+    const char *const ok[] = {"storage.root_mode=1777", "storage.root_uid=1000", NULL};
+    const char *const bad8[] = {"storage.root_mode=0999", NULL};
+    const char *const big[] = {"storage.root_mode=17777", NULL};
+    const char *const neg[] = {"storage.root_mode=-1", NULL};
+    cfg *c;
+
+    clear_env();
+    c = load_ok(NULL, NULL);
+    g_assert_cmpuint(c->root_mode, ==, 0755);
+    g_assert_cmpuint(c->root_uid, ==, 0);
+    cfg_free(c);
+    c = load_ok("[storage]\nroot_mode = 0700\nroot_gid = 50\n", ok);
+    g_assert_cmpuint(c->root_mode, ==, 01777);
+    g_assert_cmpuint(c->root_uid, ==, 1000);
+    g_assert_cmpuint(c->root_gid, ==, 50);
+    cfg_free(c);
+    expect_error(NULL, bad8, "root_mode", "octal", NULL);
+    expect_error(NULL, big, "root_mode", NULL);
+    expect_error(NULL, neg, "root_mode", NULL);
+}
+
+static void test_cache(void)
+{
+    const char *file = "[cache]\nstat = no\nstat_size = 10\nnaming = off\nnaming_size = 1\n"
+                       "buffer = 0\nbuffer_size = 65536\n";
+    dbfs_config dc;
+    cfg *c;
+
+    clear_env();
+    c = load_ok(file, NULL);
+    g_assert_false(c->stat_cache);
+    g_assert_cmpuint(c->stat_size, ==, 10);
+    g_assert_false(c->name_cache);
+    g_assert_cmpuint(c->naming_size, ==, 1);
+    g_assert_false(c->buffer_cache);
+    g_assert_cmpuint(c->buffer_size, ==, 65536);
+    /* Off is a bound of 0, whatever the size says. */
+    cfg_dbfs_config(c, "dbname=x", &dc);
+    g_assert_cmpuint(dc.stat_cache_entries, ==, 0);
+    g_assert_cmpuint(dc.name_cache_entries, ==, 0);
+    g_assert_cmpuint(dc.buffer_cache_bytes, ==, 0);
+    cfg_free(c);
+
+    /* The environment over the file. */
+    g_setenv("PGNFS_CACHE_STAT", "yes", TRUE);
+    g_setenv("PGNFS_CACHE_STAT_SIZE", "16777216", TRUE);
+    g_setenv("PGNFS_CACHE_NAMING", "true", TRUE);
+    g_setenv("PGNFS_CACHE_NAMING_SIZE", "300", TRUE);
+    g_setenv("PGNFS_CACHE_BUFFER", "on", TRUE);
+    g_setenv("PGNFS_CACHE_BUFFER_SIZE", "1048576", TRUE);
+    c = load_ok(file, NULL);
+    g_assert_true(c->stat_cache);
+    g_assert_cmpuint(c->stat_size, ==, 16777216);
+    g_assert_true(c->name_cache);
+    g_assert_cmpuint(c->naming_size, ==, 300);
+    g_assert_true(c->buffer_cache);
+    g_assert_cmpuint(c->buffer_size, ==, 1048576);
+    cfg_dbfs_config(c, "dbname=x", &dc);
+    g_assert_cmpuint(dc.stat_cache_entries, ==, 16777216);
+    g_assert_cmpuint(dc.name_cache_entries, ==, 300);
+    g_assert_cmpuint(dc.buffer_cache_bytes, ==, 1048576);
+    cfg_free(c);
+
+    /* The command line over the environment, one cache at a time. */
+    const char *const over[] = {"cache.stat=false", "cache.naming_size=7", NULL};
+    c = load_ok(file, over);
+    g_assert_false(c->stat_cache);
+    g_assert_true(c->name_cache);
+    g_assert_cmpuint(c->naming_size, ==, 7);
+    cfg_dbfs_config(c, "dbname=x", &dc);
+    g_assert_cmpuint(dc.stat_cache_entries, ==, 0);
+    g_assert_cmpuint(dc.name_cache_entries, ==, 7);
+    g_assert_cmpuint(dc.buffer_cache_bytes, ==, 1048576);
+    cfg_free(c);
+    clear_env();
+
+    /* Bounds and values that do not parse name the key. */
+    expect_error("[cache]\nstat_size = 0\n", NULL, "[cache] stat_size", "1 to 16777216", NULL);
+    expect_error("[cache]\nnaming_size = 16777217\n", NULL, "[cache] naming_size", "16777217",
+                 NULL);
+    expect_error("[cache]\nnaming = sometimes\n", NULL, "[cache] naming", "true or false", NULL);
+    expect_error("[cache]\nnames = true\n", NULL, "names", "[cache]", "naming", "stat_size", NULL);
+    g_setenv("PGNFS_CACHE_STAT", "maybe", TRUE);
+    expect_error(NULL, NULL, "PGNFS_CACHE_STAT", "maybe", NULL);
+    clear_env();
+    const char *const bad[] = {"cache.stat_size=lots", NULL};
+    expect_error(NULL, bad, "command line cache.stat_size", "lots", NULL);
+}
+
+/* cfg_dbfs_config: the rest of what dbfs is given. */
+static void test_dbfs_config(void)
+{
+    const char *const remote[] = {"database.conninfo=host=db", "storage.relatime=false", NULL};
+    dbfs_config dc;
+    cfg *c;
+
+    clear_env();
+    /* The embedded cluster: space figures from its directory. */
+    c = load_ok("[embedded]\ndata_dir = /srv/pgnfs\n", NULL);
+    cfg_dbfs_config(c, "host=/srv/pgnfs/pg/socket", &dc);
+    g_assert_cmpstr(dc.conninfo, ==, "host=/srv/pgnfs/pg/socket");
+    g_assert_cmpstr(dc.space_path, ==, "/srv/pgnfs");
+    g_assert_true(dc.relatime);
+    g_assert_cmpuint(dc.stat_cache_entries, ==, 65536);
+    g_assert_cmpuint(dc.name_cache_entries, ==, 65536);
+    g_assert_cmpuint(dc.buffer_cache_bytes, ==, 64u << 20);
+    cfg_free(c);
+
+    /* A database of its own: no local directory to measure. */
+    c = load_ok(NULL, remote);
+    cfg_dbfs_config(c, c->conninfo, &dc);
+    g_assert_cmpstr(dc.conninfo, ==, "host=db");
+    g_assert_null(dc.space_path);
+    g_assert_false(dc.relatime);
+    cfg_free(c);
 }
 
 /* Parse one export; must succeed. */
@@ -535,14 +670,6 @@ static void test_example(void)
     char *tests = g_path_get_dirname(unit);
     char *top = g_path_get_dirname(tests);
     char *path = g_build_filename(top, "pgnfs.conf.example", NULL);
-    static const char *const keys[][2] = {
-        {"database", "conninfo"},      {"embedded", "data_dir"},  {"embedded", "pg_bindir"},
-        {"embedded", "pg_user"},       {"server", "listen"},      {"server", "port"},
-        {"server", "threads"},         {"server", "udp"},         {"server", "rpcbind"},
-        {"server", "max_connections"}, {"server", "drc_entries"}, {"log", "level"},
-        {"storage", "schema"},         {"storage", "chunk_size"}, {"storage", "encoding"},
-        {"storage", "relatime"},       {"exports", "/"},
-    };
     GKeyFile *kf = g_key_file_new();
     char *err = NULL;
 
@@ -551,9 +678,14 @@ static void test_example(void)
         goto out;
     }
     g_assert_true(g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, NULL));
-    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
-        if (!g_key_file_has_key(kf, keys[i][0], keys[i][1], NULL))
-            g_error("pgnfs.conf.example does not set [%s] %s", keys[i][0], keys[i][1]);
+    /* Every key the configuration knows is there, documented. */
+    const char *group, *key;
+    unsigned nkeys = 0;
+    for (unsigned i = 0; cfg_key_at(i, &group, &key); i++, nkeys++)
+        if (!g_key_file_has_key(kf, group, key, NULL))
+            g_error("pgnfs.conf.example does not set [%s] %s", group, key);
+    g_assert_cmpuint(nkeys, >=, 30);
+    g_assert_true(g_key_file_has_key(kf, "exports", "/", NULL));
 
     clear_env();
     cfg *c = cfg_load(path, NULL, &err);
@@ -575,6 +707,12 @@ static void test_example(void)
     g_assert_cmpuint(c->chunk_size, ==, d->chunk_size);
     g_assert_cmpstr(c->encoding, ==, d->encoding);
     g_assert_cmpuint(c->relatime, ==, d->relatime);
+    g_assert_cmpuint(c->stat_cache, ==, d->stat_cache);
+    g_assert_cmpuint(c->stat_size, ==, d->stat_size);
+    g_assert_cmpuint(c->name_cache, ==, d->name_cache);
+    g_assert_cmpuint(c->naming_size, ==, d->naming_size);
+    g_assert_cmpuint(c->buffer_cache, ==, d->buffer_cache);
+    g_assert_cmpuint(c->buffer_size, ==, d->buffer_size);
     g_assert_cmpuint(c->nexports, ==, d->nexports);
     g_assert_cmpuint(c->exports[0].nclients, ==, d->exports[0].nclients);
     cfg_free(c);
@@ -593,6 +731,9 @@ int main(int argc, char **argv)
     g_test_add_func("/cfg/defaults", test_defaults);
     g_test_add_func("/cfg/file", test_file);
     g_test_add_func("/cfg/precedence", test_precedence);
+    g_test_add_func("/cfg/cache", test_cache);
+    g_test_add_func("/cfg/root", test_root);
+    g_test_add_func("/cfg/dbfs_config", test_dbfs_config);
     g_test_add_func("/cfg/errors_file", test_errors_file);
     g_test_add_func("/cfg/errors_env_cmdline", test_errors_env_cmdline);
     g_test_add_func("/cfg/export_clients", test_export_clients);

@@ -1,0 +1,349 @@
+/*
+ * dbfs_cache.c -- the metadata caches seen from dbfs: the stat cache
+ * (inode -> attributes or gone) and the naming cache ((directory, name) ->
+ * inode or absent), opened from dbfs_config, and the calls through which
+ * every dbfs operation reads them and keeps them exact (the contract is in
+ * dbfs_int.h; the protocol and why it is exact in cache/cache_lru.h and
+ * cache/cache_name.c).
+ *
+ * What each operation tells the caches (dbfs_attr.c, dbfs_names.c,
+ * dbfs_data.c):
+ *
+ *   GETATTR, ACCESS, LOOKUP, READLINK, READDIR(PLUS), FSSTAT (reads):
+ *     hit -> no round trip; miss -> one, whose rows are filled in (a
+ *     missing (inode, generation) is filled as gone).
+ *   SETATTR, WRITE:   the file (known) -> store its new attributes.
+ *   CREATE & co.:     the directory (known) -> store; the name -> store;
+ *                     the new inode -> put_new; an existing file that an
+ *                     UNCHECKED create truncated -> victim (dropped).
+ *   REMOVE, RMDIR:    the directory -> store; the name -> absent; the
+ *                     object -> victim: gone, or dropped (nlink, ctime).
+ *   RENAME:           both directories -> store; the old name -> absent;
+ *                     the new name -> the object; the object (ctime) and
+ *                     the replaced target -> victims.
+ *   LINK:             the file and the directory (known) -> store; the
+ *                     name -> the file.
+ *   Any mutation whose outcome is unknown (lost connection): both caches
+ *   are reset.
+ *
+ * NOTES
+ *   A dbfs_cache belongs to its dbfs and is shared by every connection's
+ *   thread; it is created by dbfs_open and freed by dbfs_close. The caches
+ *   copy values in and out: nothing here points into caller memory after
+ *   a call returns. Caches assume this process is the database's only
+ *   writer (README, configuration).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "dbfs_int.h"
+
+struct dbfs_cache {
+    cache_stat *stat;  /* NULL: off */
+    cache_name *name;  /* NULL: off */
+    uint32_t stat_cap; /* configured entries (0: off) */
+    uint32_t name_cap;
+};
+
+/*
+ * dbfs_cache_open -- see dbfs_int.h. Logs what it opened.
+ */
+int dbfs_cache_open(dbfs *fs, const dbfs_config *cfg)
+{
+    dbfs_cache *dc;
+    int rc = 0;
+
+    fs->cache = NULL;
+    if (cfg->stat_cache_entries == 0 && cfg->name_cache_entries == 0)
+        return 0;
+    dc = calloc(1, sizeof *dc);
+    if (!dc)
+        return -ENOMEM;
+    dc->stat_cap = cfg->stat_cache_entries;
+    dc->name_cap = cfg->name_cache_entries;
+    if (dc->stat_cap)
+        rc = cache_stat_new(dc->stat_cap, &dc->stat);
+    if (rc == 0 && dc->name_cap)
+        rc = cache_name_new(dc->name_cap, &dc->name);
+    if (rc != 0) {
+        cache_stat_free(dc->stat);
+        cache_name_free(dc->name);
+        free(dc);
+        return rc;
+    }
+    fs->cache = dc;
+    g_info("metadata caches: stat %s (%u entries), naming %s (%u entries)", dc->stat ? "on" : "off",
+           dc->stat_cap, dc->name ? "on" : "off", dc->name_cap);
+    return 0;
+}
+
+/*
+ * dbfs_cache_close -- see dbfs_int.h.
+ */
+void dbfs_cache_close(dbfs *fs)
+{
+    dbfs_cache *dc = fs ? fs->cache : NULL;
+
+    if (!dc)
+        return;
+    cache_stat_free(dc->stat);
+    cache_name_free(dc->name);
+    free(dc);
+    fs->cache = NULL;
+}
+
+/*
+ * dbfs_cache_attr -- see dbfs_int.h.
+ */
+int dbfs_cache_attr(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
+{
+    if (!fs->cache || !fs->cache->stat)
+        return -ENOENT;
+    return cache_stat_get(fs->cache->stat, fh.ino, fh.gen, out);
+}
+
+/*
+ * dbfs_cache_name -- see dbfs_int.h.
+ */
+cache_name_result dbfs_cache_name(dbfs *fs, uint64_t dir, const char *name, dbfs_fh *out)
+{
+    uint64_t ino = 0;
+    uint32_t gen = 0;
+    cache_name_result r;
+
+    if (!fs->cache || !fs->cache->name)
+        return CACHE_NAME_MISS;
+    r = cache_name_get(fs->cache->name, dir, name, strlen(name), &ino, &gen);
+    if (r == CACHE_NAME_FOUND && out) {
+        out->ino = ino;
+        out->gen = gen;
+    }
+    return r;
+}
+
+static void dbfs_cache_tickets(dbfs_cache_op *op)
+{
+    dbfs_cache *dc = op->cache;
+
+    if (dc->stat)
+        op->st_ticket = cache_stat_ticket(dc->stat);
+    if (dc->name)
+        op->nm_ticket = cache_name_ticket(dc->name);
+}
+
+/*
+ * dbfs_cache_read_begin -- see dbfs_int.h.
+ */
+void dbfs_cache_read_begin(dbfs *fs, dbfs_cache_op *op)
+{
+    memset(op, 0, sizeof *op);
+    op->cache = fs->cache;
+    if (op->cache)
+        dbfs_cache_tickets(op);
+}
+
+/*
+ * dbfs_cache_mut_begin -- see dbfs_int.h. The tickets are taken before
+ * the guards are held, so they predate the transaction (put_new and the
+ * fills of objects read but not changed use them).
+ */
+void dbfs_cache_mut_begin(dbfs *fs, dbfs_cache_op *op, const uint64_t *inos, unsigned ninos,
+                          const uint64_t *dirs, unsigned ndirs)
+{
+    memset(op, 0, sizeof *op);
+    op->cache = fs->cache;
+    op->mut = true;
+    if (!op->cache)
+        return;
+    dbfs_cache_tickets(op);
+    op->ninos = ninos < CACHE_LRU_MUT_MAX ? ninos : CACHE_LRU_MUT_MAX;
+    op->ndirs = ndirs < CACHE_LRU_MUT_MAX ? ndirs : CACHE_LRU_MUT_MAX;
+    if (op->ninos)
+        memcpy(op->inos, inos, op->ninos * sizeof *inos);
+    if (op->ndirs)
+        memcpy(op->dirs, dirs, op->ndirs * sizeof *dirs);
+    if (op->cache->stat)
+        cache_stat_mut_begin(op->cache->stat, &op->st_mut, op->inos, op->ninos);
+    if (op->cache->name)
+        cache_name_mut_begin(op->cache->name, &op->nm_mut, op->dirs, op->ndirs);
+}
+
+static bool dbfs_cache_in(uint64_t g, const uint64_t *set, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (set[i] == g)
+            return true;
+    return false;
+}
+
+/*
+ * dbfs_cache_put_attr -- see dbfs_int.h. A mutation stores what it holds
+ * (cache_lru_store: removed instead if another mutation overlapped);
+ * everything else is a fill with the ticket from begin.
+ */
+void dbfs_cache_put_attr(dbfs_cache_op *op, const dbfs_attr *a)
+{
+    if (!op->cache || !op->cache->stat)
+        return;
+    if (op->mut && dbfs_cache_in(a->ino, op->inos, op->ninos))
+        cache_stat_store(op->cache->stat, &op->st_mut, a);
+    else
+        cache_stat_fill(op->cache->stat, op->st_ticket, a);
+}
+
+/*
+ * dbfs_cache_put_gone -- see dbfs_int.h.
+ */
+void dbfs_cache_put_gone(dbfs_cache_op *op, dbfs_fh fh)
+{
+    if (op->cache && op->cache->stat)
+        cache_stat_fill_gone(op->cache->stat, op->st_ticket, fh.ino, fh.gen);
+}
+
+/*
+ * dbfs_cache_put_name -- see dbfs_int.h.
+ */
+void dbfs_cache_put_name(dbfs_cache_op *op, uint64_t dir, const char *name, const dbfs_attr *obj)
+{
+    cache_name *n = op->cache ? op->cache->name : NULL;
+    size_t len = strlen(name);
+
+    if (!n)
+        return;
+    if (op->mut && dbfs_cache_in(dir, op->dirs, op->ndirs))
+        cache_name_store(n, &op->nm_mut, dir, name, len, obj != NULL, obj ? obj->ino : 0,
+                         obj ? obj->gen : 0);
+    else if (op->mut)
+        cache_name_forget(n, dir, name, len); /* a name the caller did not announce */
+    else
+        cache_name_fill(n, op->nm_ticket, dir, name, len, obj != NULL, obj ? obj->ino : 0,
+                        obj ? obj->gen : 0);
+}
+
+/*
+ * dbfs_cache_put_new -- see dbfs_int.h. No reader can have read an inode
+ * before the transaction that made it committed, so a fill with the
+ * ticket from before the transaction is exact: it is refused only if a
+ * mutation of the new inode's stripe ran since (then that mutation's
+ * result, or nothing, stays).
+ */
+void dbfs_cache_put_new(dbfs_cache_op *op, const dbfs_attr *a)
+{
+    if (op->cache && op->cache->stat)
+        cache_stat_fill(op->cache->stat, op->st_ticket, a);
+}
+
+/*
+ * dbfs_cache_victim -- see dbfs_int.h. An inode the mutation holds is
+ * stored like any other (put_attr) or recorded gone.
+ */
+void dbfs_cache_victim(dbfs_cache_op *op, const dbfs_attr *a, bool gone)
+{
+    if (!op->cache || !op->cache->stat)
+        return;
+    if (!gone && op->mut && dbfs_cache_in(a->ino, op->inos, op->ninos))
+        cache_stat_store(op->cache->stat, &op->st_mut, a);
+    else
+        cache_stat_victim(op->cache->stat, a->ino, a->gen, gone);
+}
+
+/*
+ * dbfs_cache_lost -- see dbfs_int.h. Logged: it empties both caches.
+ */
+void dbfs_cache_lost(dbfs_cache_op *op)
+{
+    if (!op->cache)
+        return;
+    g_info("metadata caches: a change's outcome is unknown (connection lost): resetting");
+    if (op->cache->stat)
+        cache_stat_reset(op->cache->stat);
+    if (op->cache->name)
+        cache_name_reset(op->cache->name);
+}
+
+/*
+ * dbfs_cache_end -- see dbfs_int.h.
+ */
+void dbfs_cache_end(dbfs_cache_op *op)
+{
+    if (!op->cache || !op->mut)
+        return;
+    if (op->cache->stat)
+        cache_stat_mut_end(op->cache->stat, &op->st_mut);
+    if (op->cache->name)
+        cache_name_mut_end(op->cache->name, &op->nm_mut);
+    op->mut = false;
+}
+
+/*
+ * dbfs_cache_file_begin -- see dbfs_int.h.
+ */
+void dbfs_cache_file_begin(dbfs_conn *c, dbfs_fh fh, dbfs_cache_op *op)
+{
+    dbfs_cache_mut_begin(c->fs, op, &fh.ino, 1, NULL, 0);
+}
+
+/*
+ * dbfs_cache_file_end -- see dbfs_int.h. A failed change committed
+ * nothing; the entry is dropped all the same (cheap, and right whatever
+ * the failure was). A transient failure may have committed: the file is
+ * the only inode a data change touches, so dropping it is enough.
+ */
+void dbfs_cache_file_end(dbfs_cache_op *op, int rc, const dbfs_attr *post)
+{
+    if (op->cache && op->cache->stat && op->ninos == 1) {
+        if (rc == 0 && post && post->ino == op->inos[0])
+            cache_stat_store(op->cache->stat, &op->st_mut, post);
+        else
+            cache_stat_forget(op->cache->stat, op->inos[0]);
+    }
+    dbfs_cache_end(op);
+}
+
+static void dbfs_cache_figures_of(dbfs_cache_figures *f, const char *name, bool on, uint64_t cap,
+                                  const cache_lru_stats *st)
+{
+    memset(f, 0, sizeof *f);
+    f->name = name;
+    f->enabled = on;
+    f->capacity = cap;
+    if (!st)
+        return;
+    f->entries = st->entries;
+    f->hits = st->hits;
+    f->misses = st->misses;
+    f->inserts = st->inserts;
+    f->evictions = st->evictions;
+    f->invalidations = st->invalidations;
+    f->refused = st->refused;
+}
+
+/*
+ * dbfs_cache_stats -- see dbfs.h. Rows: "stat", "naming" (the chunk
+ * buffer cache adds its own row here when it exists).
+ */
+unsigned dbfs_cache_stats(const dbfs *fs, dbfs_cache_figures *out, unsigned max)
+{
+    const dbfs_cache *dc = fs ? fs->cache : NULL;
+    cache_lru_stats st;
+    unsigned n = 0;
+
+    if (n < max) {
+        bool on = dc && dc->stat;
+        if (on)
+            cache_stat_stats(dc->stat, &st);
+        dbfs_cache_figures_of(&out[n++], "stat", on, on ? dc->stat_cap : 0, on ? &st : NULL);
+    }
+    if (n < max) {
+        bool on = dc && dc->name;
+        if (on)
+            cache_name_stats(dc->name, &st);
+        dbfs_cache_figures_of(&out[n++], "naming", on, on ? dc->name_cap : 0, on ? &st : NULL);
+    }
+    if (n < max && fs)
+        dbfs_chunks_figures(fs, &out[n++]); /* "buffer": dbfs_data.c */
+    return n;
+}

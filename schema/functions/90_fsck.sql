@@ -1,0 +1,569 @@
+-- 90_fsck.sql -- the checks and repairs of `pgnfs fsck` (dbfs/dbfs_fsck.c).
+--
+-- pgnfs_fsck(check, repair) runs one check and returns one row per problem
+-- found: (problem, ino, detail, repaired). With repair = false it only
+-- looks; with repair = true it first locks the tables of the file system
+-- against writers (SHARE ROW EXCLUSIVE: readers go on, writers wait for the
+-- end of the check's transaction) and fixes what it finds. dbfs_fsck() runs
+-- the checks in the order below, each as one statement (one transaction),
+-- and, after repairs, all of them again without repairing, to see that
+-- nothing is left.
+--
+--   check        invariant                                   repair
+--   root         inode 1 exists and is a directory           none (left)
+--   names        every name's inode and parent exist, the    the name is removed
+--                parent is a directory, no name is the root's
+--   dir-links    a directory has exactly one name            the oldest name stays
+--   dir-cycles   every named directory is reachable from     the cycle's smallest
+--                the root (walking up never loops)           directory moves to
+--                                                            /lost+found
+--   orphans      every inode but the root has a name         linked into /lost+found
+--                                                            as "#<inode>"
+--   nlink        nlink = names (directories: 2 + subdirs)    nlink set
+--   data-tables  per-file tables inv<inode> belong to a      dropped / listed /
+--                regular file listed in pgnfs_filetab, a     unlisted / merged
+--                listed file has its table, and its chunks
+--                all live there
+--   data-orphans chunks in allfiles belong to a regular file deleted
+--   data-eof     no stored byte at or past a file's size     pgnfs_data_truncate()
+--   used         fileatt.used = the bytes stored (encoded)   used set
+--
+-- Check mode runs in the caller's transaction (dbfs_fsck sets REPEATABLE
+-- READ: one snapshot per check, no locks, a running server is not held
+-- up). Repair mode runs in READ COMMITTED after the lock, so every
+-- statement sees what committed before the lock was granted. Repairs bump
+-- fileatt.change of what they touch; a server's caches do not see changes
+-- made in SQL, so a repair belongs with the server stopped (pgnfs fsck says
+-- so).
+--
+-- Per-file table names come from pgnfs_inv_name() (20_data.sql), built
+-- from the numeric inode only, and are quoted with format('%I').
+
+-- A name (bytea) for messages: printable bytes as they are, others escaped.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_show(n bytea)
+RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+AS $$ SELECT '"' || encode(n, 'escape') || '"' $$;
+
+-- What a file type number is, for messages.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_type(t smallint)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+SELECT CASE t WHEN 1 THEN 'file' WHEN 2 THEN 'directory' WHEN 3 THEN 'block device'
+              WHEN 4 THEN 'character device' WHEN 5 THEN 'symbolic link' WHEN 6 THEN 'socket'
+              WHEN 7 THEN 'fifo' ELSE 'type ' || t END
+$$;
+
+-- Repair mode: keep writers out until the check's transaction ends.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_lock(p_repair boolean)
+RETURNS void LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+    IF p_repair THEN
+        LOCK TABLE fileatt, naming, allfiles, pgnfs_filetab IN SHARE ROW EXCLUSIVE MODE;
+    END IF;
+END
+$$;
+
+-- The inode of /lost+found, made (root's, mode 0700) if it is not there.
+-- NULL if "lost+found" in the root is something other than a directory.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_lost_found()
+RETURNS bigint LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    lf  bigint;
+    t   smallint;
+    now bigint := (extract(epoch FROM clock_timestamp()) * 1000000000)::bigint;
+BEGIN
+    SELECT n.inode, f.type INTO lf, t FROM naming n JOIN fileatt f ON f.inode = n.inode
+     WHERE n.parent = 1 AND n.name = convert_to('lost+found', 'UTF8');
+    IF FOUND THEN
+        RETURN CASE WHEN t = 2 THEN lf END;
+    END IF;
+    lf := nextval('pgnfs_inode_seq');
+    INSERT INTO fileatt (inode, generation, type, mode, nlink, uid, gid, size, atime, mtime,
+                         ctime)
+    VALUES (lf, pgnfs_new_generation(), 2, 448, 2, 0, 0, 0, now, now, now);
+    INSERT INTO naming (parent, name, inode) VALUES (1, convert_to('lost+found', 'UTF8'), lf);
+    UPDATE fileatt SET nlink = nlink + 1, mtime = now, ctime = pgnfs_next_ctime(ctime, now),
+                       change = change + 1
+     WHERE inode = 1;
+    RETURN lf;
+END
+$$;
+
+-- Link inode ino into /lost+found as "#<ino>" (replacing no name). Returns
+-- the detail to report: where it went, or why it could not.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_reconnect(ino bigint)
+RETURNS text LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    lf bigint := pgnfs_fsck_lost_found();
+BEGIN
+    IF lf IS NULL THEN
+        RETURN NULL;
+    END IF;
+    INSERT INTO naming (parent, name, inode) VALUES (lf, convert_to('#' || ino, 'UTF8'), ino);
+    UPDATE fileatt SET change = change + 1 WHERE inode = lf;
+    RETURN '/lost+found/#' || ino;
+END
+$$;
+
+-- root: inode 1 exists and is a directory.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_root(p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    t smallint;
+BEGIN
+    PERFORM pgnfs_fsck_lock(p_repair);
+    problem := 'root';
+    ino := 1;
+    repaired := false;
+    SELECT f.type INTO t FROM fileatt f WHERE f.inode = 1;
+    IF NOT FOUND THEN
+        detail := 'the root directory (inode 1) is missing: restore from a backup';
+        RETURN NEXT;
+    ELSIF t <> 2 THEN
+        detail := format('the root (inode 1) is a %s, not a directory: restore from a backup',
+                         pgnfs_fsck_type(t));
+        RETURN NEXT;
+    END IF;
+END
+$$;
+
+-- names: each name's inode and parent exist, the parent is a directory,
+-- and no name leads to the root.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_names(p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    r record;
+BEGIN
+    PERFORM pgnfs_fsck_lock(p_repair);
+    FOR r IN SELECT n.parent, n.name, n.inode, f.inode IS NULL AS nofile,
+                    p.inode IS NULL AS noparent, p.type AS ptype
+               FROM naming n
+               LEFT JOIN fileatt f ON f.inode = n.inode
+               LEFT JOIN fileatt p ON p.inode = n.parent
+              WHERE f.inode IS NULL OR p.inode IS NULL OR p.type <> 2 OR n.inode = 1
+              ORDER BY n.parent, n.name
+    LOOP
+        problem := 'names';
+        ino := r.inode;
+        detail := format('name %s in directory %s ', pgnfs_fsck_show(r.name), r.parent)
+                  || CASE WHEN r.inode = 1 THEN 'leads to the root'
+                          WHEN r.nofile THEN format('points to inode %s, which does not exist',
+                                                    r.inode)
+                          WHEN r.noparent THEN 'is in a directory that does not exist'
+                          ELSE format('is in a %s, not a directory', pgnfs_fsck_type(r.ptype))
+                     END;
+        repaired := p_repair;
+        IF p_repair THEN
+            DELETE FROM naming n WHERE n.parent = r.parent AND n.name = r.name;
+            detail := detail || ': name removed';
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- dir-links: a directory has one name (hard links to directories break
+-- "..", the nlink rule and rmdir).
+CREATE OR REPLACE FUNCTION pgnfs_fsck_dir_links(p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    r    record;
+    keep record;
+BEGIN
+    PERFORM pgnfs_fsck_lock(p_repair);
+    FOR r IN SELECT n.inode, count(*) AS names FROM naming n
+               JOIN fileatt f ON f.inode = n.inode AND f.type = 2
+              GROUP BY n.inode HAVING count(*) > 1 ORDER BY n.inode
+    LOOP
+        problem := 'dir-links';
+        ino := r.inode;
+        detail := format('directory %s has %s names', r.inode, r.names);
+        repaired := p_repair;
+        IF p_repair THEN
+            SELECT n.parent, n.name, n.cookie INTO keep FROM naming n
+             WHERE n.inode = r.inode ORDER BY n.cookie LIMIT 1;
+            DELETE FROM naming n WHERE n.inode = r.inode AND n.cookie <> keep.cookie;
+            detail := detail || format(': kept the oldest, %s in directory %s',
+                                       pgnfs_fsck_show(keep.name), keep.parent);
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- dir-cycles: a named directory that the root does not reach lies on a
+-- cycle of names, or hangs below a directory without a name (an orphan,
+-- reported by the next check). Each cycle is reported once, by its
+-- smallest inode, which a repair moves into /lost+found.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_dir_cycles(p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    d     bigint;
+    cur   bigint;
+    par   bigint;
+    path  bigint[];
+    cyc   bigint[];
+    whereto text;
+BEGIN
+    PERFORM pgnfs_fsck_lock(p_repair);
+    FOR d IN WITH RECURSIVE r(i) AS (
+                 SELECT 1::bigint
+                 UNION
+                 SELECT n.inode FROM naming n JOIN r ON n.parent = r.i
+                   JOIN fileatt f ON f.inode = n.inode AND f.type = 2)
+             SELECT f.inode FROM fileatt f
+              WHERE f.type = 2 AND f.inode <> 1
+                AND EXISTS (SELECT 1 FROM naming n WHERE n.inode = f.inode)
+                AND NOT EXISTS (SELECT 1 FROM r WHERE r.i = f.inode)
+              ORDER BY f.inode
+    LOOP
+        path := ARRAY[d];
+        cur := d;
+        cyc := NULL;
+        LOOP
+            SELECT n.parent INTO par FROM naming n WHERE n.inode = cur ORDER BY n.cookie LIMIT 1;
+            EXIT WHEN NOT FOUND;
+            IF par = ANY (path) THEN
+                cyc := path[array_position(path, par):];
+                EXIT;
+            END IF;
+            path := path || par;
+            cur := par;
+        END LOOP;
+        CONTINUE WHEN cyc IS NULL OR d <> (SELECT min(x) FROM unnest(cyc) AS x);
+        problem := 'dir-cycles';
+        ino := d;
+        detail := format('directories %s name each other in a cycle the root does not reach',
+                         array_to_string(cyc, ' -> '));
+        repaired := false;
+        IF p_repair AND pgnfs_fsck_lost_found() IS NULL THEN
+            detail := detail || ': left (/lost+found is not a directory)';
+        ELSIF p_repair THEN
+            DELETE FROM naming n WHERE n.inode = d;
+            whereto := pgnfs_fsck_reconnect(d);
+            detail := detail || format(': directory %s moved to %s', d, whereto);
+            repaired := true;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- orphans: every inode but the root has a name.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_orphans(p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    r       record;
+    whereto text;
+BEGIN
+    PERFORM pgnfs_fsck_lock(p_repair);
+    FOR r IN SELECT f.inode, f.type, f.size FROM fileatt f
+              WHERE f.inode <> 1 AND NOT EXISTS (SELECT 1 FROM naming n WHERE n.inode = f.inode)
+              ORDER BY f.inode
+    LOOP
+        problem := 'orphans';
+        ino := r.inode;
+        detail := format('%s %s (%s bytes) has no name', pgnfs_fsck_type(r.type), r.inode,
+                         r.size);
+        repaired := false;
+        IF p_repair THEN
+            whereto := pgnfs_fsck_reconnect(r.inode);
+            IF whereto IS NOT NULL THEN
+                detail := detail || ': linked as ' || whereto;
+                repaired := true;
+            ELSE
+                detail := detail || ': left (/lost+found is not a directory)';
+            END IF;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- nlink: the number of names of a non-directory; 2 + its subdirectories
+-- for a directory. (A non-directory without any name is an orphan.)
+CREATE OR REPLACE FUNCTION pgnfs_fsck_nlink(p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    r record;
+BEGIN
+    PERFORM pgnfs_fsck_lock(p_repair);
+    FOR r IN WITH names AS (SELECT n.inode, count(*) AS c FROM naming n GROUP BY n.inode),
+                  subdirs AS (SELECT n.parent, count(*) AS c FROM naming n
+                                JOIN fileatt s ON s.inode = n.inode AND s.type = 2
+                               GROUP BY n.parent)
+             SELECT f.inode, f.type, f.nlink, w.want
+               FROM fileatt f
+               LEFT JOIN names nm ON nm.inode = f.inode
+               LEFT JOIN subdirs sd ON sd.parent = f.inode,
+                    LATERAL (SELECT CASE WHEN f.type = 2 THEN 2 + coalesce(sd.c, 0)
+                                         ELSE coalesce(nm.c, 0) END AS want) w
+              WHERE f.nlink <> w.want AND (f.type = 2 OR nm.c IS NOT NULL)
+              ORDER BY f.inode
+    LOOP
+        problem := 'nlink';
+        ino := r.inode;
+        detail := format('%s %s has nlink %s, should be %s', pgnfs_fsck_type(r.type), r.inode,
+                         r.nlink, r.want);
+        repaired := p_repair;
+        IF p_repair THEN
+            UPDATE fileatt f SET nlink = r.want, change = f.change + 1 WHERE f.inode = r.inode;
+            detail := detail || ': set';
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- data-tables: per-file tables and pgnfs_filetab agree with the files.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_data_tables(p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    r     record;
+    n     text;
+    moved bigint;
+BEGIN
+    PERFORM pgnfs_fsck_lock(p_repair);
+    problem := 'data-tables';
+    -- Tables named like a file's own table.
+    FOR r IN SELECT c.relname::text AS tab, substring(c.relname FROM 4)::bigint AS tino,
+                    f.inode IS NOT NULL AS isfile,
+                    EXISTS (SELECT 1 FROM pgnfs_filetab t WHERE t.inode = f.inode) AS listed,
+                    EXISTS (SELECT 1 FROM allfiles a WHERE a.inode = f.inode) AS inall
+               FROM pg_class c
+               LEFT JOIN fileatt f ON f.inode = substring(c.relname FROM 4)::bigint
+                    AND f.type = 1
+              WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
+                AND c.relname ~ '^inv[0-9]{1,18}$'
+              ORDER BY 2
+    LOOP
+        ino := r.tino;
+        repaired := p_repair;
+        IF NOT r.isfile THEN
+            detail := format('table %s belongs to no regular file', r.tab);
+            IF p_repair THEN
+                EXECUTE format('DROP TABLE %I', r.tab);
+                DELETE FROM pgnfs_filetab t WHERE t.inode = r.tino;
+                detail := detail || ': dropped';
+            END IF;
+            RETURN NEXT;
+        ELSIF NOT r.listed THEN
+            detail := format('table %s of file %s is not listed in pgnfs_filetab', r.tab, r.tino);
+            IF p_repair THEN
+                -- Its chunks join whatever allfiles holds (allfiles wins a
+                -- chunk both have: it is what reads returned), then the
+                -- table is the file's.
+                EXECUTE format('INSERT INTO %I (chunk, data) SELECT a.chunk, a.data'
+                               ' FROM allfiles a WHERE a.inode = $1'
+                               ' ON CONFLICT (chunk) DO UPDATE SET data = EXCLUDED.data',
+                               r.tab) USING r.tino;
+                DELETE FROM allfiles a WHERE a.inode = r.tino;
+                INSERT INTO pgnfs_filetab (inode, tab) VALUES (r.tino, r.tab::regclass::oid);
+                detail := detail || ': listed';
+            END IF;
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+    -- Listed files: the file exists, the table exists, no chunk elsewhere.
+    FOR r IN SELECT t.inode, f.inode IS NOT NULL AS isfile,
+                    to_regclass(quote_ident(pgnfs_inv_name(t.inode))) IS NOT NULL AS hastab,
+                    EXISTS (SELECT 1 FROM allfiles a WHERE a.inode = t.inode) AS inall
+               FROM pgnfs_filetab t
+               LEFT JOIN fileatt f ON f.inode = t.inode AND f.type = 1
+              ORDER BY t.inode
+    LOOP
+        ino := r.inode;
+        repaired := p_repair;
+        n := pgnfs_inv_name(r.inode);
+        IF NOT r.isfile AND NOT r.hastab THEN
+            detail := format('pgnfs_filetab lists %s, which is no regular file and has no table',
+                             r.inode);
+            IF p_repair THEN
+                DELETE FROM pgnfs_filetab t WHERE t.inode = r.inode;
+                detail := detail || ': unlisted';
+            END IF;
+            RETURN NEXT;
+        ELSIF r.isfile AND NOT r.hastab THEN
+            detail := format('file %s is listed in pgnfs_filetab but table %s is missing: its '
+                             'data is lost', r.inode, n);
+            IF p_repair THEN
+                DELETE FROM pgnfs_filetab t WHERE t.inode = r.inode;
+                detail := detail || ': unlisted (the file reads as zeros)';
+            END IF;
+            RETURN NEXT;
+        ELSIF r.isfile AND r.inall THEN
+            detail := format('file %s has chunks both in %s and in allfiles', r.inode, n);
+            IF p_repair THEN
+                EXECUTE format('WITH m AS (INSERT INTO %I (chunk, data) SELECT a.chunk, a.data'
+                               ' FROM allfiles a WHERE a.inode = $1 ON CONFLICT (chunk)'
+                               ' DO NOTHING RETURNING 1) SELECT count(*) FROM m', n)
+                    INTO moved USING r.inode;
+                DELETE FROM allfiles a WHERE a.inode = r.inode;
+                detail := detail || format(': %s chunks moved into %s, the others (shadowed) '
+                                           'dropped', moved, n);
+            END IF;
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END
+$$;
+
+-- data-orphans: chunks in allfiles of an inode that is no regular file.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_data_orphans(p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    r record;
+BEGIN
+    PERFORM pgnfs_fsck_lock(p_repair);
+    FOR r IN SELECT a.inode, count(*) AS chunks, sum(length(a.data)) AS bytes, f.type
+               FROM allfiles a LEFT JOIN fileatt f ON f.inode = a.inode
+              WHERE f.inode IS NULL OR f.type <> 1
+              GROUP BY a.inode, f.type ORDER BY a.inode
+    LOOP
+        problem := 'data-orphans';
+        ino := r.inode;
+        detail := format('%s chunks (%s bytes) of inode %s, ', r.chunks, r.bytes, r.inode)
+                  || CASE WHEN r.type IS NULL THEN 'which does not exist'
+                          ELSE format('a %s', pgnfs_fsck_type(r.type)) END;
+        repaired := p_repair;
+        IF p_repair THEN
+            DELETE FROM allfiles a WHERE a.inode = r.inode;
+            detail := detail || ': deleted';
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- Every stored chunk of the regular files, wherever it lives (allfiles, or
+-- the file's own table when pgnfs_filetab lists it and the table exists):
+-- the file, the chunk, the stored bytes and the file bytes it holds.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_chunks()
+RETURNS TABLE (ino bigint, chunk bigint, stored bigint, bytes bigint)
+LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+    b64 boolean;
+    t   bigint;
+BEGIN
+    SELECT fs.encoding = 'base64' INTO b64 FROM pgnfs_fs fs;
+    RETURN QUERY SELECT a.inode, a.chunk, length(a.data)::bigint,
+                        pgnfs_chunk_len(a.data, b64)::bigint
+                   FROM allfiles a
+                  WHERE NOT EXISTS (SELECT 1 FROM pgnfs_filetab ft WHERE ft.inode = a.inode);
+    FOR t IN SELECT ft.inode FROM pgnfs_filetab ft
+              WHERE to_regclass(quote_ident(pgnfs_inv_name(ft.inode))) IS NOT NULL
+              ORDER BY ft.inode
+    LOOP
+        RETURN QUERY EXECUTE format('SELECT $1::bigint, x.chunk, length(x.data)::bigint,'
+                                    ' pgnfs_chunk_len(x.data, $2)::bigint FROM %I x',
+                                    pgnfs_inv_name(t)) USING t, b64;
+    END LOOP;
+END
+$$;
+
+-- data-eof: no stored byte at or beyond a file's size.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_data_eof(p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    r       record;
+    cs      bigint;
+    removed bigint;
+BEGIN
+    PERFORM pgnfs_fsck_lock(p_repair);
+    SELECT fs.chunk_size INTO cs FROM pgnfs_fs fs;
+    FOR r IN SELECT c.ino, f.size, count(*) AS chunks,
+                    max(c.chunk * cs + c.bytes) AS stored_end
+               FROM pgnfs_fsck_chunks() c JOIN fileatt f ON f.inode = c.ino AND f.type = 1
+              WHERE c.chunk * cs + c.bytes > f.size
+              GROUP BY c.ino, f.size ORDER BY c.ino
+    LOOP
+        problem := 'data-eof';
+        ino := r.ino;
+        detail := format('file %s of %s bytes stores data up to byte %s (%s chunks reach past '
+                         'its end)', r.ino, r.size, r.stored_end, r.chunks);
+        repaired := p_repair;
+        IF p_repair THEN
+            removed := pgnfs_data_truncate(r.ino, r.size);
+            UPDATE fileatt f SET used = greatest(f.used - removed, 0), change = f.change + 1
+             WHERE f.inode = r.ino;
+            detail := detail || format(': cut (%s stored bytes removed)', removed);
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- used: fileatt.used is what the file's chunks store (0 for other types).
+CREATE OR REPLACE FUNCTION pgnfs_fsck_used(p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    r record;
+BEGIN
+    PERFORM pgnfs_fsck_lock(p_repair);
+    FOR r IN WITH s AS (SELECT c.ino, sum(c.stored) AS stored FROM pgnfs_fsck_chunks() c
+                         GROUP BY c.ino)
+             SELECT f.inode, f.type, f.used, CASE WHEN f.type = 1 THEN coalesce(s.stored, 0)
+                                                  ELSE 0 END AS want
+               FROM fileatt f LEFT JOIN s ON s.ino = f.inode
+              WHERE f.used <> CASE WHEN f.type = 1 THEN coalesce(s.stored, 0) ELSE 0 END
+              ORDER BY f.inode
+    LOOP
+        problem := 'used';
+        ino := r.inode;
+        detail := format('%s %s says it uses %s bytes, it stores %s', pgnfs_fsck_type(r.type),
+                         r.inode, r.used, r.want);
+        repaired := p_repair;
+        IF p_repair THEN
+            UPDATE fileatt f SET used = r.want, change = f.change + 1 WHERE f.inode = r.inode;
+            detail := detail || ': set';
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- One check by name (the names dbfs_fsck.c runs, in its order).
+CREATE OR REPLACE FUNCTION pgnfs_fsck(p_check text, p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+    CASE p_check
+    WHEN 'root' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_root(p_repair);
+    WHEN 'names' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_names(p_repair);
+    WHEN 'dir-links' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_dir_links(p_repair);
+    WHEN 'dir-cycles' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_dir_cycles(p_repair);
+    WHEN 'orphans' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_orphans(p_repair);
+    WHEN 'nlink' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_nlink(p_repair);
+    WHEN 'data-tables' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_data_tables(p_repair);
+    WHEN 'data-orphans' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_data_orphans(p_repair);
+    WHEN 'data-eof' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_data_eof(p_repair);
+    WHEN 'used' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_used(p_repair);
+    ELSE RAISE EXCEPTION 'fsck: no check named %', p_check USING ERRCODE = 'PN022';
+    END CASE;
+END
+$$;

@@ -1,0 +1,152 @@
+/*
+ * test_cfg_storage.c -- which [storage] keys a configuration sets
+ * explicitly (file, environment, command line; not defaults), and the
+ * check that refuses a configuration contradicting the file system the
+ * database holds, naming the key and both values.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+
+#include "cfg.h"
+
+static dbfs_info tc_info(dbfs_storage st, uint32_t cs, dbfs_encoding enc, uint64_t thr)
+{
+    dbfs_info i;
+
+    memset(&i, 0, sizeof i);
+    i.storage = st;
+    i.chunk_size = cs;
+    i.encoding = enc;
+    i.hybrid_threshold = thr;
+    return i;
+}
+
+static cfg *tc_load(const char *file_text, const char *const *over)
+{
+    char *path = NULL, *err = NULL;
+    cfg *c;
+
+    if (file_text) {
+        int fd = g_file_open_tmp("pgnfs-cfg-XXXXXX.conf", &path, NULL);
+
+        g_assert_cmpint(fd, >=, 0);
+        close(fd);
+        g_assert_true(g_file_set_contents(path, file_text, -1, NULL));
+    }
+    c = cfg_load(path, over, &err);
+    if (!c)
+        g_error("cfg_load: %s", err);
+    if (path) {
+        g_unlink(path);
+        g_free(path);
+    }
+    return c;
+}
+
+static void test_explicit(void)
+{
+    const char *const over[] = {"storage.chunk_size=4096", NULL};
+    cfg *c = tc_load("[storage]\nschema = hybrid\n", over);
+
+    g_assert_true(cfg_is_explicit(c, "storage", "schema"));
+    g_assert_true(cfg_is_explicit(c, "storage", "chunk_size"));
+    g_assert_false(cfg_is_explicit(c, "storage", "encoding"));
+    g_assert_false(cfg_is_explicit(c, "server", "port"));
+    g_assert_false(cfg_is_explicit(c, "storage", "no_such_key"));
+    cfg_free(c);
+
+    /* The environment counts too, even when it repeats the default. */
+    g_setenv("PGNFS_STORAGE_ENCODING", "binary", TRUE);
+    c = tc_load(NULL, NULL);
+    g_unsetenv("PGNFS_STORAGE_ENCODING");
+    g_assert_true(cfg_is_explicit(c, "storage", "encoding"));
+    g_assert_false(cfg_is_explicit(c, "storage", "schema"));
+    cfg_free(c);
+}
+
+static void test_check(void)
+{
+    dbfs_info inv = tc_info(DBFS_STORAGE_INVERSION, 4096, DBFS_ENC_BINARY, 65536);
+    dbfs_info hyb = tc_info(DBFS_STORAGE_HYBRID, 8192, DBFS_ENC_BASE64, 1 << 20);
+    char *err = NULL;
+    cfg *c;
+
+    /* Nothing set: any file system is served. */
+    c = tc_load(NULL, NULL);
+    g_assert_cmpint(cfg_check_storage(c, &inv, &err), ==, 0);
+    g_assert_cmpint(cfg_check_storage(c, &hyb, &err), ==, 0);
+    g_assert_null(err);
+    cfg_free(c);
+
+    /* Set and equal: served. */
+    const char *const same[] = {"storage.schema=inversion", "storage.chunk_size=4096",
+                                "storage.encoding=binary", NULL};
+    c = tc_load(NULL, same);
+    g_assert_cmpint(cfg_check_storage(c, &inv, &err), ==, 0);
+    /* ... against another file system: the first key that differs. */
+    g_assert_cmpint(cfg_check_storage(c, &hyb, &err), ==, -1);
+    g_assert_nonnull(strstr(err, "[storage] schema is 'inversion' in the configuration, but the "
+                                 "file system was created with schema 'hybrid'"));
+    free(err);
+    err = NULL;
+    cfg_free(c);
+
+    const char *const cs[] = {"storage.chunk_size=8192", NULL};
+    c = tc_load(NULL, cs);
+    g_assert_cmpint(cfg_check_storage(c, &inv, &err), ==, -1);
+    g_assert_nonnull(strstr(err, "chunk_size is 8192"));
+    g_assert_nonnull(strstr(err, "chunk_size 4096"));
+    free(err);
+    err = NULL;
+    cfg_free(c);
+
+    c = tc_load("[storage]\nencoding = binary\n", NULL);
+    g_assert_cmpint(cfg_check_storage(c, &hyb, &err), ==, -1);
+    g_assert_nonnull(strstr(err, "encoding is 'binary'"));
+    g_assert_nonnull(strstr(err, "encoding 'base64'"));
+    free(err);
+    err = NULL;
+    cfg_free(c);
+
+    /* The threshold matters only for a hybrid file system. */
+    const char *const thr[] = {"storage.hybrid_threshold=1024", NULL};
+    c = tc_load(NULL, thr);
+    g_assert_cmpint(cfg_check_storage(c, &inv, &err), ==, 0);
+    g_assert_cmpint(cfg_check_storage(c, &hyb, &err), ==, -1);
+    g_assert_nonnull(strstr(err, "hybrid_threshold is 1024"));
+    free(err);
+    cfg_free(c);
+}
+
+static void test_cache_keys(void)
+{
+    const char *const over[] = {"cache.buffer=off", "cache.buffer_size=1048576", NULL};
+    const char *const bad[] = {"cache.buffer_size=100", NULL};
+    char *err = NULL;
+    cfg *c = tc_load(NULL, NULL);
+
+    g_assert_true(c->buffer_cache);
+    g_assert_cmpuint(c->buffer_size, ==, 64u << 20);
+    g_assert_cmpuint(c->hybrid_threshold, ==, 65536);
+    cfg_free(c);
+    c = tc_load(NULL, over);
+    g_assert_false(c->buffer_cache);
+    g_assert_cmpuint(c->buffer_size, ==, 1u << 20);
+    cfg_free(c);
+    g_assert_null(cfg_load(NULL, bad, &err));
+    g_assert_nonnull(strstr(err, "buffer_size"));
+    free(err);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/cfg_storage/explicit", test_explicit);
+    g_test_add_func("/cfg_storage/check", test_check);
+    g_test_add_func("/cfg_storage/cache-keys", test_cache_keys);
+    return g_test_run();
+}
