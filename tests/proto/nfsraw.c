@@ -329,9 +329,12 @@ static void nr_copy_readdir(nr_ctx *c, void *res)
     if (r->status != NFS3_OK)
         return;
     entry3 **link = &r->READDIR3res_u.resok.reply.entries;
-    for (const entry3 *e = *link; e; e = e->nextentry) {
+    /* libnfs's decoded entries may be misaligned: read them only from the
+     * (aligned) copies. */
+    for (const entry3 *e = *link, *next; e; e = next) {
         entry3 *copy = nr_arena_dup(c, e, sizeof *e);
-        copy->name = nr_arena_strdup(c, e->name);
+        next = copy->nextentry;
+        copy->name = nr_arena_strdup(c, copy->name);
         copy->nextentry = NULL;
         *link = copy;
         link = &copy->nextentry;
@@ -344,9 +347,10 @@ static void nr_copy_readdirplus(nr_ctx *c, void *res)
     if (r->status != NFS3_OK)
         return;
     entryplus3 **link = &r->READDIRPLUS3res_u.resok.reply.entries;
-    for (const entryplus3 *e = *link; e; e = e->nextentry) {
+    for (const entryplus3 *e = *link, *next; e; e = next) {
         entryplus3 *copy = nr_arena_dup(c, e, sizeof *e);
-        copy->name = nr_arena_strdup(c, e->name);
+        next = copy->nextentry;
+        copy->name = nr_arena_strdup(c, copy->name);
         nr_copy_post_op_fh3(c, &copy->name_handle);
         copy->nextentry = NULL;
         *link = copy;
@@ -368,10 +372,11 @@ static void nr_copy_mnt(nr_ctx *c, void *res)
 static void nr_copy_mountlist(nr_ctx *c, void *res)
 {
     mountlist *link = res;
-    for (const struct mountbody *m = *link; m; m = m->ml_next) {
+    for (const struct mountbody *m = *link, *next; m; m = next) {
         struct mountbody *copy = nr_arena_dup(c, m, sizeof *m);
-        copy->ml_hostname = nr_arena_strdup(c, m->ml_hostname);
-        copy->ml_directory = nr_arena_strdup(c, m->ml_directory);
+        next = copy->ml_next;
+        copy->ml_hostname = nr_arena_strdup(c, copy->ml_hostname);
+        copy->ml_directory = nr_arena_strdup(c, copy->ml_directory);
         copy->ml_next = NULL;
         *link = copy;
         link = &copy->ml_next;
@@ -381,14 +386,16 @@ static void nr_copy_mountlist(nr_ctx *c, void *res)
 static void nr_copy_exports(nr_ctx *c, void *res)
 {
     exports *link = res;
-    for (const struct exportnode *e = *link; e; e = e->ex_next) {
+    for (const struct exportnode *e = *link, *next; e; e = next) {
         struct exportnode *copy = nr_arena_dup(c, e, sizeof *e);
-        copy->ex_dir = nr_arena_strdup(c, e->ex_dir);
+        next = copy->ex_next;
+        copy->ex_dir = nr_arena_strdup(c, copy->ex_dir);
         copy->ex_next = NULL;
         groups *glink = &copy->ex_groups;
-        for (const struct groupnode *g = e->ex_groups; g; g = g->gr_next) {
+        for (const struct groupnode *g = copy->ex_groups, *gnext; g; g = gnext) {
             struct groupnode *gcopy = nr_arena_dup(c, g, sizeof *g);
-            gcopy->gr_name = nr_arena_strdup(c, g->gr_name);
+            gnext = gcopy->gr_next;
+            gcopy->gr_name = nr_arena_strdup(c, gcopy->gr_name);
             gcopy->gr_next = NULL;
             *glink = gcopy;
             glink = &gcopy->gr_next;
@@ -964,6 +971,48 @@ int nr_raw_connect_from(unsigned port, unsigned local_port)
     return fd;
 }
 
+int nr_raw_connect_addr(unsigned port, const char *local, unsigned local_port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct sockaddr_in l = {.sin_family = AF_INET};
+    int one = 1;
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (inet_pton(AF_INET, local ? local : "127.0.0.1", &l.sin_addr) != 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    /* Privileged: try ports downwards from 1023 until one is free. */
+    unsigned first = local_port == NR_PORT_PRIVILEGED ? 1023 : local_port;
+    unsigned last = local_port == NR_PORT_PRIVILEGED ? 512 : local_port;
+    for (unsigned p = first;; p--) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return -1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        l.sin_port = htons((uint16_t)p);
+        if (bind(fd, (struct sockaddr *)&l, sizeof l) == 0 &&
+            connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+            return fd;
+        int e = errno;
+        close(fd);
+        errno = e;
+        if (local_port != NR_PORT_PRIVILEGED || (e != EADDRINUSE && e != EADDRNOTAVAIL))
+            return -1;
+        if (p == last)
+            break;
+    }
+    return -1;
+}
+
+GByteArray *nr_raw_call(int fd, const GByteArray *rec, int timeout_ms)
+{
+    if (nr_raw_send(fd, rec->data, rec->len) != 0)
+        return NULL;
+    return nr_raw_recv(fd, timeout_ms);
+}
+
 unsigned nr_raw_local_port(int fd)
 {
     struct sockaddr_in a;
@@ -1096,6 +1145,38 @@ int nr_udp_connect(unsigned port)
         return -1;
     }
     return fd;
+}
+
+int nr_udp_connect_addr(unsigned port, const char *local, unsigned local_port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct sockaddr_in l = {.sin_family = AF_INET};
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (inet_pton(AF_INET, local ? local : "127.0.0.1", &l.sin_addr) != 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    /* Privileged: try ports downwards from 1023 until one is free. */
+    unsigned first = local_port == NR_PORT_PRIVILEGED ? 1023 : local_port;
+    unsigned last = local_port == NR_PORT_PRIVILEGED ? 512 : local_port;
+    for (unsigned p = first;; p--) {
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return -1;
+        l.sin_port = htons((uint16_t)p);
+        if (bind(fd, (struct sockaddr *)&l, sizeof l) == 0 &&
+            connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+            return fd;
+        int e = errno;
+        close(fd);
+        errno = e;
+        if (local_port != NR_PORT_PRIVILEGED || (e != EADDRINUSE && e != EADDRNOTAVAIL))
+            return -1;
+        if (p == last)
+            break;
+    }
+    return -1;
 }
 
 int nr_udp_send(int fd, const void *msg, size_t len)

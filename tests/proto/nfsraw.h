@@ -200,6 +200,21 @@ int nr_raw_connect(unsigned port);
 int nr_raw_connect_from(unsigned port, unsigned local_port);
 /* The local port of a connected socket (0 on error). */
 unsigned nr_raw_local_port(int fd);
+
+/* For nr_raw_connect_addr: any free privileged port (below 1024). */
+#define NR_PORT_PRIVILEGED 0xffffffffu
+/*
+ * nr_raw_connect_addr -- a TCP connection to 127.0.0.1:port from local
+ * address `local` ("127.0.0.2": any loopback address works on Linux; NULL
+ * = 127.0.0.1) and local port local_port (0 = any; NR_PORT_PRIVILEGED = a
+ * free port below 1024, which needs root). -1 (errno set) on failure.
+ */
+int nr_raw_connect_addr(unsigned port, const char *local, unsigned local_port);
+/*
+ * nr_raw_call -- send rec as one record on fd and receive the reply record
+ * (free with g_byte_array_unref); NULL on timeout, end of file or error.
+ */
+GByteArray *nr_raw_call(int fd, const GByteArray *rec, int timeout_ms);
 /* Close with a reset (SO_LINGER 0). */
 void nr_raw_abort(int fd);
 /* Send rec as one record (one last fragment). Returns 0, or -1 (errno). */
@@ -218,6 +233,12 @@ bool nr_raw_wait_closed(int fd, int timeout_ms);
 
 /* A UDP socket connected to 127.0.0.1:port; -1 (errno set) on failure. */
 int nr_udp_connect(unsigned port);
+/*
+ * nr_udp_connect_addr -- the same from local address `local` (NULL =
+ * 127.0.0.1) and local port local_port (0 = any; NR_PORT_PRIVILEGED = a
+ * free port below 1024, which needs root). -1 (errno set) on failure.
+ */
+int nr_udp_connect_addr(unsigned port, const char *local, unsigned local_port);
 /* Send one datagram. Returns 0, or -1 (errno). */
 int nr_udp_send(int fd, const void *msg, size_t len);
 /* Receive one datagram, or NULL on timeout or error. */

@@ -1,0 +1,266 @@
+/*
+ * test_pg_restart.c -- PostgreSQL stopped and restarted under load: while
+ * the database is away the server answers NFS3ERR_JUKEBOX (never another
+ * error, never silence), reconnects by itself when it is back, and the
+ * workload completes with its data intact.
+ *
+ * What must answer JUKEBOX is a call that needs the database: the probe
+ * is a FILE_SYNC WRITE (durable before the reply, so never answered from
+ * memory). A GETATTR may be answered from the stat cache while the
+ * database is away, and the workload accepts that.
+ *
+ * Four clients write, read back and stat regions of their own files and
+ * create and remove names, retrying a JUKEBOX answer after a pause as an
+ * NFS client does. The database is stopped twice: a fast shutdown (its
+ * sessions are terminated) and an immediate one (a crash: recovery on
+ * start). Afterwards every file must equal the model exactly, every call
+ * must have been answered, and the server process must be the one that
+ * started (it reconnected; nobody restarted it).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fault.h"
+
+enum { PR_THREADS = 4, PR_SLOTS = 32, PR_SLOT = 5000, PR_OUTAGE_MS = 3000 };
+
+typedef struct {
+    unsigned index;
+    nr_fh dir, fh;
+    uint32_t ver[PR_SLOTS]; /* the version each region holds (0: zeros) */
+    uint32_t next_ver;
+    ft_rng rng;
+    unsigned calls, jukebox, ops;
+    char *error;
+} pr_client;
+
+static atomic_bool pr_stop;
+
+static uint64_t pr_key(const pr_client *c, unsigned slot, uint32_t ver)
+{
+    return ((uint64_t)c->index << 40) ^ ((uint64_t)slot << 24) ^ ver;
+}
+
+/*
+ * After each attempt of a call: count it; on JUKEBOX pause 100 ms (as
+ * clients do), note it in *jb, and return true to try again.
+ */
+static bool pr_again(pr_client *c, int st, bool *jb)
+{
+    c->calls++;
+    if (st != NFS3ERR_JUKEBOX)
+        return false;
+    c->jukebox++;
+    *jb = true;
+    g_usleep(100000);
+    return true;
+}
+
+static bool pr_fail(pr_client *c, const char *what, int st)
+{
+    c->error = g_strdup_printf("%s answered %s", what, nr_stat_name(st));
+    return false;
+}
+
+/* One random operation; false (with c->error) on a wrong answer. */
+static bool pr_op(pr_client *c, nr_ctx *ctx, unsigned char *buf, unsigned char *want)
+{
+    unsigned s = (unsigned)ft_below(&c->rng, PR_SLOTS);
+    bool jb = false;
+    int st;
+
+    switch (ft_below(&c->rng, 5)) {
+    case 0:
+    case 1: { /* write a new version of a region */
+        uint32_t v = ++c->next_ver;
+        WRITE3res res;
+        ft_pattern(buf, PR_SLOT, pr_key(c, s, v));
+        do
+            st = nr_write(ctx, &c->fh, (uint64_t)s * PR_SLOT, buf, PR_SLOT, FILE_SYNC, &res);
+        while (pr_again(c, st, &jb));
+        if (st != NFS3_OK)
+            return pr_fail(c, "WRITE", st);
+        c->ver[s] = v;
+        return true;
+    }
+    case 2: { /* read a region back */
+        READ3res rd;
+        do
+            st = nr_read(ctx, &c->fh, (uint64_t)s * PR_SLOT, PR_SLOT, &rd);
+        while (pr_again(c, st, &jb));
+        if (st != NFS3_OK)
+            return pr_fail(c, "READ", st);
+        memset(want, 0, PR_SLOT);
+        if (c->ver[s])
+            ft_pattern(want, PR_SLOT, pr_key(c, s, c->ver[s]));
+        unsigned n = rd.READ3res_u.resok.data.data_len;
+        if (n > PR_SLOT || memcmp(rd.READ3res_u.resok.data.data_val, want, n) != 0 ||
+            (n < PR_SLOT && memcmp(want + n, (unsigned char[PR_SLOT]){0}, PR_SLOT - n) != 0)) {
+            c->error = g_strdup_printf("region %u does not hold version %u", s, c->ver[s]);
+            return false;
+        }
+        ft_verified_add(PR_SLOT);
+        nr_arena_clear(ctx);
+        return true;
+    }
+    case 3: { /* create a name, then remove it */
+        char name[32];
+        snprintf(name, sizeof name, "n%u", s);
+        sattr3 sa = nr_sattr_mode(0644);
+        do
+            st = nr_create(ctx, &c->dir, name, UNCHECKED, &sa, NULL, NULL);
+        while (pr_again(c, st, &jb));
+        if (st != NFS3_OK)
+            return pr_fail(c, "CREATE", st);
+        jb = false;
+        do
+            st = nr_remove(ctx, &c->dir, name, NULL);
+        while (pr_again(c, st, &jb));
+        /* A REMOVE whose first attempt met the database going away may
+         * have committed before the connection was cut: NOENT then. */
+        if (st != NFS3_OK && !(jb && st == NFS3ERR_NOENT))
+            return pr_fail(c, "REMOVE", st);
+        nr_arena_clear(ctx);
+        return true;
+    }
+    default: { /* attributes */
+        GETATTR3res ga;
+        do
+            st = nr_getattr(ctx, &c->fh, &ga);
+        while (pr_again(c, st, &jb));
+        if (st != NFS3_OK)
+            return pr_fail(c, "GETATTR", st);
+        return true;
+    }
+    }
+}
+
+static void *pr_client_main(void *arg)
+{
+    pr_client *c = arg;
+    nr_ctx *ctx = nr_open(pt.port, &pt_root);
+    unsigned char *buf = g_malloc(PR_SLOT), *want = g_malloc(PR_SLOT);
+
+    if (!ctx) {
+        c->error = g_strdup("cannot connect");
+        return NULL;
+    }
+    while (!atomic_load(&pr_stop) && pr_op(c, ctx, buf, want))
+        c->ops++;
+    if (!c->error && nr_error(ctx)[0])
+        c->error = g_strdup(nr_error(ctx));
+    nr_close(ctx);
+    g_free(buf);
+    g_free(want);
+    return NULL;
+}
+
+/* A call that needs the database: a FILE_SYNC WRITE of one byte. */
+static int pr_probe(nr_ctx *c, const nr_fh *probe)
+{
+    return nr_write(c, probe, 0, "p", 1, FILE_SYNC, NULL);
+}
+
+/* Seconds until the probe answers NFS3_OK again (polling every 50 ms). */
+static double pr_time_to_service(const nr_fh *probe)
+{
+    nr_ctx *c = pt_open(NULL);
+    gint64 t0 = g_get_monotonic_time();
+
+    for (;;) {
+        int st = pr_probe(c, probe);
+        if (st == NFS3_OK)
+            break;
+        pt_stat(c, st, NFS3ERR_JUKEBOX);
+        g_assert_cmpint(g_get_monotonic_time() - t0, <, 60 * G_USEC_PER_SEC);
+        g_usleep(50000);
+    }
+    nr_close(c);
+    return (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
+}
+
+static void test_pg_restart(void)
+{
+    const char *env = getenv("PGNFS_FAULT_SEED");
+    uint64_t seed = env && *env ? g_ascii_strtoull(env, NULL, 10) : (uint64_t)g_get_real_time();
+    pr_client *clients = g_new0(pr_client, PR_THREADS);
+    pthread_t th[PR_THREADS];
+    int pid = tl_server_pid(pt.server);
+    nr_ctx *c = pt_open(NULL);
+    nr_fh probe = pt_create(c, &pt.root, "probe", 0666);
+
+    g_test_message("seed %" G_GUINT64_FORMAT, seed);
+    for (unsigned i = 0; i < PR_THREADS; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "pr%u-%d", i, (int)getpid());
+        clients[i].index = i;
+        clients[i].dir = pt_mkdir(c, &pt.root, name, 0777);
+        clients[i].fh = pt_create(c, &clients[i].dir, "data", 0666);
+        ft_rng_seed(&clients[i].rng, seed + i);
+    }
+    atomic_store(&pr_stop, false);
+    for (unsigned i = 0; i < PR_THREADS; i++)
+        g_assert_cmpint(pthread_create(&th[i], NULL, pr_client_main, &clients[i]), ==, 0);
+
+    const char *stops[] = {"stop", "stop-immediate"};
+    for (size_t k = 0; k < G_N_ELEMENTS(stops); k++) {
+        g_usleep(1000000);
+        g_assert_cmpint(tl_server_pg_ctl(pt.server, stops[k]), ==, 0);
+        /* While the database is away: JUKEBOX, promptly. */
+        gint64 t0 = g_get_monotonic_time();
+        pt_stat(c, pr_probe(c, &probe), NFS3ERR_JUKEBOX);
+        g_assert_cmpint(g_get_monotonic_time() - t0, <, 5 * G_USEC_PER_SEC);
+        g_usleep(PR_OUTAGE_MS * 1000);
+        pt_stat(c, nr_write(c, &clients[0].fh, 0, "x", 1, FILE_SYNC, NULL), NFS3ERR_JUKEBOX);
+        g_assert_cmpint(tl_server_pg_ctl(pt.server, "start"), ==, 0);
+        double back = pr_time_to_service(&probe);
+        g_test_message("pg_ctl %s: service back %.2f s after the database started", stops[k], back);
+        g_assert_cmpfloat(back, <, 15.0);
+    }
+    g_usleep(1500000);
+    atomic_store(&pr_stop, true);
+    unsigned calls = 0, jukebox = 0, ops = 0;
+    for (unsigned i = 0; i < PR_THREADS; i++) {
+        pthread_join(th[i], NULL);
+        if (clients[i].error)
+            g_error("client %u: %s", i, clients[i].error);
+        calls += clients[i].calls;
+        jukebox += clients[i].jukebox;
+        ops += clients[i].ops;
+    }
+    g_test_message("%u operations, %u calls, %u answered JUKEBOX", ops, calls, jukebox);
+    g_assert_cmpuint(jukebox, >, 0);
+
+    /* Every region holds its last version; the server never restarted. */
+    unsigned char *want = g_malloc(PR_SLOT);
+    for (unsigned i = 0; i < PR_THREADS; i++) {
+        for (unsigned s = 0; s < PR_SLOTS; s++) {
+            READ3res rd;
+            pt_ok(c, nr_read(c, &clients[i].fh, (uint64_t)s * PR_SLOT, PR_SLOT, &rd));
+            memset(want, 0, PR_SLOT);
+            if (clients[i].ver[s])
+                ft_pattern(want, PR_SLOT, pr_key(&clients[i], s, clients[i].ver[s]));
+            unsigned n = rd.READ3res_u.resok.data.data_len;
+            g_assert_cmpmem(rd.READ3res_u.resok.data.data_val, n, want, n);
+            ft_verified_add(PR_SLOT);
+            nr_arena_clear(c);
+        }
+    }
+    g_free(want);
+    g_assert_cmpint(tl_server_pid(pt.server), ==, pid);
+    char *why = NULL;
+    if (!ft_server_running(&why))
+        g_error("the server is gone (%s): it should have reconnected by itself", why);
+    nr_close(c);
+    g_free(clients);
+}
+
+int main(int argc, char **argv)
+{
+    ft_init(&argc, &argv, NULL);
+    g_test_add_func("/fault/pg_restart", test_pg_restart);
+    return ft_run();
+}
