@@ -20,8 +20,13 @@ t0=$(date +%s)
 step() { echo "test-compose: [$(( $(date +%s) - t0 ))s] $*"; }
 
 engine=${PGNFS_LOCAL_ENGINE:-$top/../shared/docker/local-engine.sh}
+started_engine=0
 if [[ -z "${DOCKER_HOST:-}" ]]; then
   [[ -x "$engine" ]] || { echo "test-compose: no DOCKER_HOST and no $engine" >&2; exit 1; }
+  if ! DOCKER_HOST=unix://${DOCKER_LOCAL_ROOT:-/tmp/docker-local}/docker.sock \
+    docker info >/dev/null 2>&1; then
+    started_engine=1
+  fi
   step "starting the local engine"
   eval "$("$engine" start)"
 fi
@@ -45,6 +50,8 @@ cleanup() {
   fi
   [[ -f "$work/compose.yml" ]] && "${compose[@]}" down -v --remove-orphans >/dev/null 2>&1 || true
   rm -rf "$work"
+  # An engine this script started is stopped again (its images stay).
+  [[ $started_engine == 1 ]] && "$engine" stop || true
   step "done (exit $rc)"
 }
 trap cleanup EXIT
