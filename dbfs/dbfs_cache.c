@@ -44,9 +44,15 @@
 struct dbfs_cache {
     cache_stat *stat;  /* NULL: off */
     cache_name *name;  /* NULL: off */
+    cache_dir *dir;    /* listings; NULL: off (needs both caches above) */
     uint32_t stat_cap; /* configured entries (0: off) */
     uint32_t name_cap;
+    size_t dir_bytes;
 };
+
+/* Bytes of listings per configured naming entry (the listing cache has no
+ * key of its own: it is part of the naming cache). */
+#define DBFS_DIR_BYTES_PER_NAME 64
 
 /*
  * dbfs_cache_open -- see dbfs_int.h. Logs what it opened.
@@ -68,15 +74,25 @@ int dbfs_cache_open(dbfs *fs, const dbfs_config *cfg)
         rc = cache_stat_new(dc->stat_cap, &dc->stat);
     if (rc == 0 && dc->name_cap)
         rc = cache_name_new(dc->name_cap, &dc->name);
+    if (rc == 0 && dc->stat && dc->name) {
+        dc->dir_bytes = (size_t)dc->name_cap * DBFS_DIR_BYTES_PER_NAME;
+        if (dc->dir_bytes < 4096)
+            dc->dir_bytes = 4096;
+        rc = cache_dir_new(dc->dir_bytes, &dc->dir);
+    }
     if (rc != 0) {
         cache_stat_free(dc->stat);
         cache_name_free(dc->name);
+        cache_dir_free(dc->dir);
         free(dc);
         return rc;
     }
     fs->cache = dc;
     g_info("metadata caches: stat %s (%u entries), naming %s (%u entries)", dc->stat ? "on" : "off",
            dc->stat_cap, dc->name ? "on" : "off", dc->name_cap);
+    if (dc->dir)
+        g_info("listing cache: on (%zu bytes, listings of up to %zu entries)", dc->dir_bytes,
+               cache_dir_max_entries(dc->dir));
     return 0;
 }
 
@@ -91,6 +107,7 @@ void dbfs_cache_close(dbfs *fs)
         return;
     cache_stat_free(dc->stat);
     cache_name_free(dc->name);
+    cache_dir_free(dc->dir);
     free(dc);
     fs->cache = NULL;
 }
@@ -103,6 +120,14 @@ int dbfs_cache_attr(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
     if (!fs->cache || !fs->cache->stat)
         return -ENOENT;
     return cache_stat_get(fs->cache->stat, fh.ino, fh.gen, out);
+}
+
+/*
+ * dbfs_cache_dir -- see dbfs_int.h.
+ */
+cache_dir *dbfs_cache_dir(dbfs *fs)
+{
+    return fs->cache ? fs->cache->dir : NULL;
 }
 
 /*
@@ -262,6 +287,8 @@ void dbfs_cache_lost(dbfs_cache_op *op)
         cache_stat_reset(op->cache->stat);
     if (op->cache->name)
         cache_name_reset(op->cache->name);
+    if (op->cache->dir)
+        cache_dir_reset(op->cache->dir);
 }
 
 /*
@@ -322,8 +349,8 @@ static void dbfs_cache_figures_of(dbfs_cache_figures *f, const char *name, bool 
 }
 
 /*
- * dbfs_cache_stats -- see dbfs.h. Rows: "stat", "naming" (the chunk
- * buffer cache adds its own row here when it exists).
+ * dbfs_cache_stats -- see dbfs.h. Rows: "stat", "naming", "listing"
+ * (capacity in bytes), and the chunk buffer cache's row.
  */
 unsigned dbfs_cache_stats(const dbfs *fs, dbfs_cache_figures *out, unsigned max)
 {
@@ -342,6 +369,12 @@ unsigned dbfs_cache_stats(const dbfs *fs, dbfs_cache_figures *out, unsigned max)
         if (on)
             cache_name_stats(dc->name, &st);
         dbfs_cache_figures_of(&out[n++], "naming", on, on ? dc->name_cap : 0, on ? &st : NULL);
+    }
+    if (n < max) {
+        bool on = dc && dc->dir;
+        if (on)
+            cache_dir_stats(dc->dir, &st);
+        dbfs_cache_figures_of(&out[n++], "listing", on, on ? dc->dir_bytes : 0, on ? &st : NULL);
     }
     if (n < max && fs)
         dbfs_chunks_figures(fs, &out[n++]); /* "buffer": dbfs_data.c */

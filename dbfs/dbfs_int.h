@@ -37,6 +37,7 @@
 #include <glib.h>
 #include <libpq-fe.h>
 
+#include "cache_dir.h"
 #include "cache_name.h"
 #include "cache_stat.h"
 #include "dbfs.h"
@@ -95,6 +96,7 @@ typedef enum {
     DBFS_ST_READLINK,
     DBFS_ST_READDIR,
     DBFS_ST_READDIRPLUS,
+    DBFS_ST_LISTING,
     DBFS_ST_SETATTR,
     DBFS_ST_CREATE,
     DBFS_ST_REMOVE,
@@ -436,6 +438,30 @@ void dbfs_cache_close(dbfs *fs);
  * cache_name_result (CACHE_NAME_MISS when off). */
 int dbfs_cache_attr(dbfs *fs, dbfs_fh fh, dbfs_attr *out);
 cache_name_result dbfs_cache_name(dbfs *fs, uint64_t dir, const char *name, dbfs_fh *out);
+/* The listing cache (cache/cache_dir.h; dbfs_dirlist.c), NULL when off. */
+cache_dir *dbfs_cache_dir(dbfs *fs);
+
+/* --- READDIR from the listing cache (dbfs_dirlist.c) --------------------- */
+
+/* Set *o to a (or to "no attributes" for NULL); o may be NULL.
+ * (dbfs_names.c) */
+void dbfs_attr_opt_set(dbfs_attr_opt *o, const dbfs_attr *a);
+
+/* Append an entry to e[*n] (room is the caller's); the name is copied (len
+ * bytes). Returns 0 or -ENOMEM. (dbfs_names.c) */
+int dbfs_dirent_add(dbfs_dirent *e, size_t *n, uint64_t cookie, uint64_t ino, const char *name,
+                    size_t len, const dbfs_attr *attr);
+
+/* A page as dbfs_readdir answers it, from the caches alone: 0, or -ENOENT
+ * when it cannot (then the database answers). *fetch says whether the
+ * database path should also fetch the whole listing (DBFS_ST_LISTING). */
+int dbfs_dirlist_serve(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cookie,
+                       uint32_t max_entries, bool plus, dbfs_dirent **entries, size_t *n, bool *eof,
+                       dbfs_attr_opt *dir_attr, bool *fetch);
+/* The row limit for DBFS_ST_LISTING (0: the cache is off). */
+int64_t dbfs_dirlist_limit(dbfs *fs);
+/* Store what DBFS_ST_LISTING read for dir (r may be NULL). */
+void dbfs_dirlist_fill(dbfs *fs, dbfs_fh dir, const PGresult *r);
 
 void dbfs_cache_read_begin(dbfs *fs, dbfs_cache_op *op);
 /* inos: up to CACHE_LRU_MUT_MAX inodes; dirs: up to CACHE_LRU_MUT_MAX. */

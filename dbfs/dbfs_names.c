@@ -27,7 +27,8 @@
 
 #include "dbfs_int.h"
 
-static void dbfs_attr_opt_set(dbfs_attr_opt *o, const dbfs_attr *a)
+/* dbfs_attr_opt_set -- see dbfs_int.h. */
+void dbfs_attr_opt_set(dbfs_attr_opt *o, const dbfs_attr *a)
 {
     if (!o)
         return;
@@ -547,9 +548,9 @@ void dbfs_dirents_free(dbfs_dirent *entries, size_t n)
     free(entries);
 }
 
-/* Append an entry; the name is copied (len bytes). Returns 0 or -ENOMEM. */
-static int dbfs_dirent_add(dbfs_dirent *e, size_t *n, uint64_t cookie, uint64_t ino,
-                           const char *name, size_t len, const dbfs_attr *attr)
+/* dbfs_dirent_add -- see dbfs_int.h. */
+int dbfs_dirent_add(dbfs_dirent *e, size_t *n, uint64_t cookie, uint64_t ino, const char *name,
+                    size_t len, const dbfs_attr *attr)
 {
     dbfs_dirent *d = &e[*n];
 
@@ -570,9 +571,11 @@ static int dbfs_dirent_add(dbfs_dirent *e, size_t *n, uint64_t cookie, uint64_t 
 }
 
 /*
- * dbfs_readdir -- see dbfs.h. One round trip: the directory with its
- * parent, and the entries after the cookie (with their attributes for
- * plus, from the same JOIN), pipelined in one batch. "." and ".." have
+ * dbfs_readdir -- see dbfs.h. From the caches when they hold the page
+ * (dbfs_dirlist.c); else one round trip: the directory with its parent,
+ * and the entries after the cookie (with their attributes for plus, from
+ * the same JOIN), pipelined in one batch, with the whole listing for the
+ * listing cache when this is its first page. "." and ".." have
  * cookies 1 and 2; entries have their naming.cookie (3 and up, given when
  * the name was made, so stable while it exists). A cookie that names no
  * entry resumes after its position. Errors: -ESTALE, -ENOTDIR, -EACCES
@@ -583,9 +586,10 @@ int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cook
                  uint32_t max_entries, bool plus, dbfs_dirent **entries, size_t *n, bool *eof,
                  dbfs_attr_opt *dir_attr)
 {
-    dbfs_params pd, pe;
-    PGresult *rd = NULL, *re = NULL;
+    dbfs_params pd, pe, pl;
+    PGresult *rd = NULL, *re = NULL, *rl = NULL;
     dbfs_cache_op op;
+    bool fetch;
     dbfs_dirent *e = NULL;
     dbfs_attr d, parent;
     /* The dots still to list: "." is position 1, ".." position 2. */
@@ -600,6 +604,9 @@ int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cook
     *n = 0;
     *eof = false;
     dbfs_attr_opt_set(dir_attr, NULL);
+    if (dbfs_dirlist_serve(c, cred, dir, cookie, max_entries, plus, entries, n, eof, dir_attr,
+                           &fetch) == 0)
+        return 0;
     if (ndots > max_entries)
         ndots = max_entries;
     want = max_entries - ndots;
@@ -613,6 +620,12 @@ int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cook
     dbfs_param_i8(&pe,
                   cookie > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(cookie > 2 ? cookie : 2));
     dbfs_param_i8(&pe, (int64_t)want + 1);
+    /* The first page of a listing also fetches the whole listing for the
+     * cache, in the same round trip. */
+    dbfs_params_init(&pl);
+    dbfs_param_i8(&pl, (int64_t)dir.ino);
+    dbfs_param_i4(&pl, (int32_t)dir.gen);
+    dbfs_param_i8(&pl, dbfs_dirlist_limit(c->fs));
     dbfs_cache_read_begin(c->fs, &op);
     for (int attempt = 1;; attempt++) {
         rc = dbfs_batch_begin(c);
@@ -620,15 +633,20 @@ int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cook
             return rc;
         dbfs_batch_add(c, DBFS_ST_PARENT, &pd);
         dbfs_batch_add(c, plus ? DBFS_ST_READDIRPLUS : DBFS_ST_READDIR, &pe);
+        if (fetch)
+            dbfs_batch_add(c, DBFS_ST_LISTING, &pl);
         dbfs_batch_sync(c);
         dbfs_batch_result(c, &rd);
         dbfs_batch_result(c, &re);
+        if (fetch)
+            dbfs_batch_result(c, &rl);
         rc = dbfs_batch_end(c);
         if (rc != DBFS_ERETRY)
             break;
         PQclear(rd);
         PQclear(re);
-        rd = re = NULL;
+        PQclear(rl);
+        rd = re = rl = NULL;
         if (!dbfs_retry_wait(attempt)) {
             rc = -EAGAIN;
             break;
@@ -689,6 +707,8 @@ int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cook
     }
     if (rc != 0)
         goto out;
+    if (fetch)
+        dbfs_dirlist_fill(c->fs, dir, rl);
     /* Not at the end while dots were held back or more rows came than
      * asked for. */
     *eof = ndots == dots_left && (uint32_t)rows <= want;
@@ -700,5 +720,6 @@ out:
     dbfs_dirents_free(e, got);
     PQclear(rd);
     PQclear(re);
+    PQclear(rl);
     return rc;
 }

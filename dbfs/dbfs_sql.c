@@ -63,6 +63,19 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                  "f.") " FROM naming n JOIN fileatt f ON f.inode = n.inode"
                                        " WHERE n.parent = $1::int8 AND n.cookie > $2::int8"
                                        " ORDER BY n.cookie LIMIT $3::int8"},
+    /* A directory's whole listing (the listing cache, dbfs_dirlist.c): its
+     * change counter and parent, and every entry, in one snapshot; at most
+     * $3 rows (an empty directory gives one row of NULL entry columns). */
+    [DBFS_ST_LISTING] =
+        {"pgnfs_listing",
+         "SELECT d.change, p.inode, p.generation, n.cookie, n.inode, f.generation,"
+         " n.name FROM fileatt d"
+         " LEFT JOIN fileatt p ON p.inode = coalesce((SELECT pn.parent FROM naming pn"
+         " WHERE pn.inode = d.inode LIMIT 1), d.inode)"
+         " LEFT JOIN naming n ON n.parent = d.inode"
+         " LEFT JOIN fileatt f ON f.inode = n.inode"
+         " WHERE d.inode = $1::int8 AND d.generation = $2::int4 AND d.type = 2"
+         " ORDER BY n.cookie LIMIT $3::int8"},
     [DBFS_ST_SETATTR] = {"pgnfs_setattr",
                          "SELECT * FROM pgnfs_setattr($1::int8, $2::int4, " DBFS_CRED_ARGS(
                              3, 4,
