@@ -3,7 +3,7 @@
 # skipping those already installed. Run as root or with sudo available.
 #   scripts/deps.sh          build + serve
 #   scripts/deps.sh --test   also what the test suite needs
-#   scripts/deps.sh --bench  also the benchmarks' baseline (nfs-ganesha) and clang (fuzzing)
+#   scripts/deps.sh --bench  also the benchmarks' baseline (nfs-ganesha), clang (fuzzing) and perf (profiles)
 set -euo pipefail
 
 pkgs=(
@@ -19,7 +19,7 @@ if [[ "${1:-}" == "--test" || "${1:-}" == "--bench" ]]; then
   pkgs+=(rpcbind)
 fi
 if [[ "${1:-}" == "--bench" ]]; then
-  pkgs+=(nfs-ganesha nfs-ganesha-vfs rpcbind python3 clang libclang-rt-14-dev)
+  pkgs+=(nfs-ganesha nfs-ganesha-vfs rpcbind python3 clang libclang-rt-14-dev linux-perf)
 fi
 
 missing=()
