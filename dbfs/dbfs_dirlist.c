@@ -60,12 +60,7 @@ int dbfs_dirlist_serve(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_
         cache_dir_page_free(&pg);
         return -ENOENT;
     }
-    for (uint32_t k = first_dot; rc == 0 && k < first_dot + ndots; k++) {
-        if (k == 1)
-            rc = dbfs_dirent_add(e, &got, 1, d.ino, ".", 1, plus ? &d : NULL);
-        else
-            rc = dbfs_dirent_add(e, &got, 2, pg.parent_ino, "..", 2, plus ? &parent : NULL);
-    }
+    rc = dbfs_dirent_dots(e, &got, first_dot, ndots, &d, pg.parent_ino, &parent, plus);
     for (size_t i = 0; rc == 0 && i < take; i++) {
         const cache_dir_ent *ce = &pg.ents[i];
         dbfs_attr a;

@@ -451,6 +451,11 @@ void dbfs_attr_opt_set(dbfs_attr_opt *o, const dbfs_attr *a);
  * bytes). Returns 0 or -ENOMEM. (dbfs_names.c) */
 int dbfs_dirent_add(dbfs_dirent *e, size_t *n, uint64_t cookie, uint64_t ino, const char *name,
                     size_t len, const dbfs_attr *attr);
+/* dbfs_dirent_dots -- append "." (position 1: dir) and ".." (position 2:
+ * parent_ino, with *parent's attributes) for positions first ..
+ * first + count - 1, with attributes when plus. Returns 0 or -ENOMEM. */
+int dbfs_dirent_dots(dbfs_dirent *e, size_t *n, uint32_t first, uint32_t count,
+                     const dbfs_attr *dir, uint64_t parent_ino, const dbfs_attr *parent, bool plus);
 
 /* A page as dbfs_readdir answers it, from the caches alone: 0, or -ENOENT
  * when it cannot (then the database answers). *fetch says whether the

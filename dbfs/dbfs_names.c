@@ -570,6 +570,21 @@ int dbfs_dirent_add(dbfs_dirent *e, size_t *n, uint64_t cookie, uint64_t ino, co
     return 0;
 }
 
+/* dbfs_dirent_dots -- see dbfs_int.h. */
+int dbfs_dirent_dots(dbfs_dirent *e, size_t *n, uint32_t first, uint32_t count,
+                     const dbfs_attr *dir, uint64_t parent_ino, const dbfs_attr *parent, bool plus)
+{
+    int rc = 0;
+
+    for (uint32_t k = first; rc == 0 && k < first + count; k++) {
+        if (k == 1)
+            rc = dbfs_dirent_add(e, n, 1, dir->ino, ".", 1, plus ? dir : NULL);
+        else
+            rc = dbfs_dirent_add(e, n, 2, parent_ino, "..", 2, plus ? parent : NULL);
+    }
+    return rc;
+}
+
 /*
  * dbfs_readdir -- see dbfs.h. From the caches when they hold the page
  * (dbfs_dirlist.c); else one round trip: the directory with its parent,
@@ -684,12 +699,7 @@ int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cook
         rc = -ENOMEM;
         goto out;
     }
-    for (uint32_t k = first_dot; rc == 0 && k < first_dot + ndots; k++) {
-        if (k == 1)
-            rc = dbfs_dirent_add(e, &got, 1, d.ino, ".", 1, plus ? &d : NULL);
-        else
-            rc = dbfs_dirent_add(e, &got, 2, parent.ino, "..", 2, plus ? &parent : NULL);
-    }
+    rc = dbfs_dirent_dots(e, &got, first_dot, ndots, &d, parent.ino, &parent, plus);
     for (size_t i = 0; rc == 0 && i < take; i++) {
         dbfs_attr a;
 
