@@ -6,9 +6,11 @@
 # and bring everything down again (volumes included). docker-compose.yml
 # itself is parse-checked first (docker-compose config -q).
 #
-#   docker/test-compose.sh            prints the time each step took; exit 0 = passed
+#   docker/test-compose.sh            prints the time each step took; exit 0 = passed,
+#                                     77 = no engine to test on
 #
-# Needs: root, ../shared/docker/local-engine.sh (starts the engine with
+# Needs: root, shared/docker/local-engine.sh (beside the checkout, or
+# /work/shared, or PGNFS_LOCAL_ENGINE; it starts the engine with
 # local base images; or DOCKER_HOST pointing at an engine that has
 # debian:bookworm-slim and postgres:15), docker-compose, libnfs-utils,
 # python3 with PyYAML (docker-compose v1 brings it).
@@ -19,10 +21,21 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 t0=$(date +%s)
 step() { echo "test-compose: [$(( $(date +%s) - t0 ))s] $*"; }
 
-engine=${PGNFS_LOCAL_ENGINE:-$top/../shared/docker/local-engine.sh}
+# The engine script: PGNFS_LOCAL_ENGINE, else ../shared beside this
+# checkout, else the machine's shared directory (/work/shared).
+engine=${PGNFS_LOCAL_ENGINE:-}
+if [[ -z "$engine" ]]; then
+  for e in "$top/../shared/docker/local-engine.sh" /work/shared/docker/local-engine.sh; do
+    [[ -x "$e" ]] && { engine=$e; break; }
+  done
+fi
 started_engine=0
 if [[ -z "${DOCKER_HOST:-}" ]]; then
-  [[ -x "$engine" ]] || { echo "test-compose: no DOCKER_HOST and no $engine" >&2; exit 1; }
+  if [[ ! -x "$engine" ]]; then
+    echo "test-compose: no Docker engine: set DOCKER_HOST, or PGNFS_LOCAL_ENGINE to" \
+      "shared/docker/local-engine.sh" >&2
+    exit 77
+  fi
   if ! DOCKER_HOST=unix://${DOCKER_LOCAL_ROOT:-/tmp/docker-local}/docker.sock \
     docker info >/dev/null 2>&1; then
     started_engine=1
