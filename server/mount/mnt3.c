@@ -18,6 +18,11 @@
  *   walked from the file-system root as root (uid 0) with dbfs_lookup:
  *   missing is MNT3ERR_NOENT, a non-directory MNT3ERR_NOTDIR.
  *
+ *   A dirpath holding a NUL byte is GARBAGE_ARGS for MNT and UMNT: the
+ *   path arrives with its byte count (rpc/mount3.x declares it opaque) and
+ *   mnt3_args_dirpath() refuses it while decoding, so it cannot pass for
+ *   the shorter path before the NUL.
+ *
  *   The mount list (DUMP) holds (client address, normalized path) pairs in
  *   srv->mounts, under srv->mounts_lock. Entries, and both their strings,
  *   are allocated with g_malloc (g_new0/g_strdup) and owned by the
@@ -74,6 +79,36 @@ static mountstat3 mnt3_normalize(const char *in, char out[MNTPATHLEN + 1])
     }
     out[o] = '\0';
     return MNT3_OK;
+}
+
+/*
+ * mnt3_args_dirpath -- the srv_proc.args_xdr of MNT and UMNT: rpcgen's
+ * xdr_dirpath, and after a decode FALSE (GARBAGE_ARGS) for a path holding a
+ * NUL byte. XDR_FREE goes to xdr_dirpath alone.
+ */
+static bool_t mnt3_args_dirpath(XDR *x, dirpath *p)
+{
+    if (!xdr_dirpath(x, p))
+        return FALSE;
+    return x->x_op != XDR_DECODE || p->dirpath_len == 0 ||
+           memchr(p->dirpath_val, '\0', p->dirpath_len) == NULL;
+}
+
+/* The decoded path as a C string in request memory (no NUL inside: see
+ * mnt3_args_dirpath). */
+static const char *mnt3_path_in(srv_req *req, const dirpath *p)
+{
+    char *s = srv_req_alloc(req, (size_t)p->dirpath_len + 1);
+
+    if (p->dirpath_len)
+        memcpy(s, p->dirpath_val, p->dirpath_len);
+    return s;
+}
+
+/* The C string s as a dirpath, copied into request memory. */
+static dirpath mnt3_path_out(srv_req *req, const char *s)
+{
+    return (dirpath){.dirpath_len = (u_int)strlen(s), .dirpath_val = srv_req_strdup(req, s)};
 }
 
 /* Is normalized `path` the export path `exp` or below it? */
@@ -186,7 +221,7 @@ static void mnt3_proc_null(srv_req *req, void *argp, void *resp)
 /* MNT: the root handle of an exported directory (RFC 1813 5.2.1). */
 static void mnt3_proc_mnt(srv_req *req, void *argp, void *resp)
 {
-    const dirpath *arg = argp;
+    const char *arg = mnt3_path_in(req, argp);
     mountres3 *res = resp;
     const cfg *conf = req->srv->cfg;
     char path[MNTPATHLEN + 1], host[NI_MAXHOST];
@@ -195,7 +230,7 @@ static void mnt3_proc_mnt(srv_req *req, void *argp, void *resp)
     mountstat3 st;
 
     srv_peer_host(req, host, sizeof host);
-    st = mnt3_normalize(*arg, path);
+    st = mnt3_normalize(arg, path);
     for (unsigned i = 0; st == MNT3_OK && i < conf->nexports; i++) {
         const cfg_export *e = &conf->exports[i];
         if (!mnt3_under(e->path, path))
@@ -223,7 +258,7 @@ static void mnt3_proc_mnt(srv_req *req, void *argp, void *resp)
         st = MNT3ERR_NOTDIR;
     res->fhs_status = st;
     if (st != MNT3_OK) {
-        char *shown = g_strescape(*arg ? *arg : "", NULL); /* the client's bytes */
+        char *shown = g_strescape(arg, NULL); /* the client's bytes */
         g_info("mount: %s asked for \"%s\": status %d", host, shown, (int)st);
         g_free(shown);
         return;
@@ -257,7 +292,7 @@ static void mnt3_proc_dump(srv_req *req, void *argp, void *resp)
     for (const srv_mount *m = srv->mounts; m; m = m->next) {
         mountbody *b = srv_req_alloc(req, sizeof *b);
         b->ml_hostname = srv_req_strdup(req, m->host);
-        b->ml_directory = srv_req_strdup(req, m->path);
+        b->ml_directory = mnt3_path_out(req, m->path);
         *tail = b;
         tail = &b->ml_next;
     }
@@ -268,11 +303,10 @@ static void mnt3_proc_dump(srv_req *req, void *argp, void *resp)
 /* UMNT: remove one entry of the mount list (RFC 1813 5.2.3). */
 static void mnt3_proc_umnt(srv_req *req, void *argp, void *resp)
 {
-    const dirpath *arg = argp;
     char path[MNTPATHLEN + 1], host[NI_MAXHOST];
 
     (void)resp;
-    if (mnt3_normalize(*arg, path) != MNT3_OK)
+    if (mnt3_normalize(mnt3_path_in(req, argp), path) != MNT3_OK)
         return;
     srv_peer_host(req, host, sizeof host);
     mnt3_forget(req->srv, host, path);
@@ -322,7 +356,7 @@ static void mnt3_proc_export(srv_req *req, void *argp, void *resp)
         const cfg_export *e = &conf->exports[i];
         exportnode *x = srv_req_alloc(req, sizeof *x);
         groups *gtail = &x->ex_groups;
-        x->ex_dir = srv_req_strdup(req, e->path);
+        x->ex_dir = mnt3_path_out(req, e->path);
         for (unsigned j = 0; j < e->nclients; j++) {
             groupnode *g = srv_req_alloc(req, sizeof *g);
             g->gr_name = mnt3_client_string(req, &e->clients[j]);
@@ -341,7 +375,7 @@ const srv_proc mnt3_procs[] = {
                          .res_xdr = NFS3_XDR_VOID,
                          .handler = mnt3_proc_null},
     [MOUNTPROC3_MNT] = {.name = "MNT",
-                        .args_xdr = (xdrproc_t)xdr_dirpath,
+                        .args_xdr = (xdrproc_t)mnt3_args_dirpath,
                         .res_xdr = (xdrproc_t)xdr_mountres3,
                         .args_size = sizeof(dirpath),
                         .res_size = sizeof(mountres3),
@@ -352,7 +386,7 @@ const srv_proc mnt3_procs[] = {
                          .res_size = sizeof(mountlist),
                          .handler = mnt3_proc_dump},
     [MOUNTPROC3_UMNT] = {.name = "UMNT",
-                         .args_xdr = (xdrproc_t)xdr_dirpath,
+                         .args_xdr = (xdrproc_t)mnt3_args_dirpath,
                          .res_xdr = NFS3_XDR_VOID,
                          .args_size = sizeof(dirpath),
                          .handler = mnt3_proc_umnt},

@@ -8,8 +8,13 @@
  *   32-bit unsigned seconds. Times before 1970 or after 2106 are clamped on
  *   the wire; what the database holds is never changed by that.
  *
- *   Memory: handles are written into srv_req_alloc() memory; nothing else
- *   here allocates.
+ *   Names: nfs3_name_in() and nfs3_path_in() turn the counted bytes of a
+ *   filename3 / nfspath3 into C strings for dbfs, and judge length and
+ *   "." / ".." (nfs3_proc.h NOTES); the wire checks (NUL, '/') are the
+ *   argument decoders' (nfs3_args.c).
+ *
+ *   Memory: handles, names and paths are written into srv_req_alloc()
+ *   memory; nothing else here allocates.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -166,15 +171,96 @@ nfsstat3 nfs3_sattr_in(const sattr3 *in, dbfs_sattr *out)
                            DBFS_SET_MTIME_NOW, &out->mtime_ns, &out->set);
 }
 
-nfsstat3 nfs3_name_in(const char *name)
+/*
+ * What Linux nfsd answers for "." or ".." as the name a procedure creates,
+ * removes or renames (fs/nfsd/vfs.c: nfsd_create, nfsd_symlink and
+ * nfsd_link nfserr_exist, nfsd_unlink nfserr_acces, nfsd_rename
+ * nfserr_perm; fs/nfsd/nfs3proc.c: nfsd3_create_file nfserr_exist).
+ * LOOKUP resolves them (nfsd_lookup_dentry).
+ */
+static nfsstat3 nfs3_dots_stat(unsigned proc)
 {
-    if (!name || !*name)
+    switch (proc) {
+    case NFSPROC3_CREATE:
+    case NFSPROC3_MKDIR:
+    case NFSPROC3_SYMLINK:
+    case NFSPROC3_MKNOD:
+    case NFSPROC3_LINK:
+        return NFS3ERR_EXIST;
+    case NFSPROC3_REMOVE:
+    case NFSPROC3_RMDIR:
         return NFS3ERR_ACCES;
-    if (strnlen(name, DBFS_NAME_MAX + 1) > DBFS_NAME_MAX)
+    case NFSPROC3_RENAME:
+        return NFS3ERR_PERM;
+    default:
+        return NFS3_OK;
+    }
+}
+
+/* A copy of len bytes at p with a NUL after them, in request memory. */
+static char *nfs3_cstr(srv_req *req, const char *p, size_t len)
+{
+    char *s = srv_req_alloc(req, len + 1); /* zeroed: the NUL is there */
+
+    if (len)
+        memcpy(s, p, len);
+    return s;
+}
+
+nfsstat3 nfs3_name_in(srv_req *req, unsigned proc, const filename3 *in, const char **out)
+{
+    const char *p = in->filename3_val;
+    size_t len = in->filename3_len;
+
+    *out = NULL;
+    if (!nfs3_filename_ok(in)) {
+        g_warning("nfs3: procedure %u got a name its decoder should have refused (%zu bytes)", proc,
+                  len);
+        return NFS3ERR_SERVERFAULT;
+    }
+    if (len > DBFS_NAME_MAX)
         return NFS3ERR_NAMETOOLONG;
-    if (strchr(name, '/'))
-        return NFS3ERR_ACCES;
+    if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.')) {
+        nfsstat3 st = nfs3_dots_stat(proc);
+        if (st != NFS3_OK)
+            return st;
+    }
+    /* No NUL inside (checked above): dbfs's C string is the whole name. */
+    *out = nfs3_cstr(req, p, len);
     return NFS3_OK;
+}
+
+nfsstat3 nfs3_path_in(srv_req *req, const nfspath3 *in, const char **out)
+{
+    size_t len = in->nfspath3_len;
+
+    *out = NULL;
+    if (len == 0)
+        return NFS3ERR_INVAL;
+    if (!nfs3_path_ok(in)) {
+        g_warning("nfs3: a symbolic link target its decoder should have refused (%zu bytes)", len);
+        return NFS3ERR_SERVERFAULT;
+    }
+    if (len > DBFS_PATH_MAX)
+        return NFS3ERR_NAMETOOLONG;
+    *out = nfs3_cstr(req, in->nfspath3_val, len);
+    return NFS3_OK;
+}
+
+void nfs3_name_out(srv_req *req, const char *name, filename3 *out)
+{
+    size_t len = strlen(name);
+
+    out->filename3_val = nfs3_cstr(req, name, len);
+    out->filename3_len = (u_int)len;
+}
+
+void nfs3_path_out(srv_req *req, const char *path, nfspath3 *out)
+{
+    size_t len = strlen(path);
+
+    out->nfspath3_val = nfs3_cstr(req, path, len);
+    out->nfspath3_len = (u_int)len;
 }
 
 nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out)

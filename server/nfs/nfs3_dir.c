@@ -19,6 +19,10 @@
  *
  *   MKDIR, SYMLINK and MKNOD ignore a size in their attributes, as Linux
  *   nfsd does.
+ *
+ *   Names reach these handlers checked for NUL and '/' by their decoders
+ *   (nfs3_args.c); nfs3_name_in() judges length and "." / ".." per
+ *   procedure and gives the C string dbfs takes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -51,14 +55,14 @@ void nfs3_proc_lookup(srv_req *req, void *argp, void *resp)
     dbfs_fh dir;
     dbfs_attr obj;
     dbfs_attr_opt dir_attr = {0};
+    const char *name;
     nfsstat3 st;
 
     st = nfs3_fh_in(req, &args->what.dir, &dir);
     if (st == NFS3_OK)
-        st = nfs3_name_in(args->what.name);
+        st = nfs3_name_in(req, NFSPROC3_LOOKUP, &args->what.name, &name);
     if (st == NFS3_OK) {
         /* ".." of the export root is the root: look up "." instead. */
-        const char *name = args->what.name;
         if (strcmp(name, "..") == 0 && nfs3_dotdot_of_root(req, dir))
             name = ".";
         st = nfs3_errno_to_stat(dbfs_lookup(req->db, &req->cred, dir, name, &obj, &dir_attr),
@@ -93,7 +97,7 @@ void nfs3_proc_readlink(srv_req *req, void *argp, void *resp)
     if (st == NFS3_OK) {
         READLINK3resok *ok = &res->READLINK3res_u.resok;
         nfs3_post_op_attr_of(req->srv->info, &attr, &ok->symlink_attributes);
-        ok->data = srv_req_strdup(req, target);
+        nfs3_path_out(req, target, &ok->data);
     }
     free(target);
 }
@@ -140,11 +144,12 @@ void nfs3_proc_create(srv_req *req, void *argp, void *resp)
     uint64_t verf = 0;
     dbfs_attr obj;
     dbfs_wcc wcc = {0};
+    const char *name;
     nfsstat3 st;
 
     st = nfs3_fh_in(req, &args->where.dir, &dir);
     if (st == NFS3_OK)
-        st = nfs3_name_in(args->where.name);
+        st = nfs3_name_in(req, NFSPROC3_CREATE, &args->where.name, &name);
     if (st == NFS3_OK) {
         switch (args->how.mode) {
         case UNCHECKED:
@@ -166,7 +171,7 @@ void nfs3_proc_create(srv_req *req, void *argp, void *resp)
         st = NFS3ERR_ROFS;
     if (st == NFS3_OK)
         st = nfs3_errno_to_stat(
-            dbfs_create(req->db, &req->cred, dir, args->where.name, how, sap, verf, &obj, &wcc),
+            dbfs_create(req->db, &req->cred, dir, name, how, sap, verf, &obj, &wcc),
             NFSPROC3_CREATE);
     res->status = st;
     nfs3_created(req, st, &obj, &wcc, &res->CREATE3res_u.resok.obj,
@@ -183,20 +188,20 @@ void nfs3_proc_mkdir(srv_req *req, void *argp, void *resp)
     dbfs_sattr sa = {0};
     dbfs_attr obj;
     dbfs_wcc wcc = {0};
+    const char *name;
     nfsstat3 st;
 
     st = nfs3_fh_in(req, &args->where.dir, &dir);
     if (st == NFS3_OK)
-        st = nfs3_name_in(args->where.name);
+        st = nfs3_name_in(req, NFSPROC3_MKDIR, &args->where.name, &name);
     if (st == NFS3_OK)
         st = nfs3_sattr_in(&args->attributes, &sa);
     if (st == NFS3_OK && nfs3_read_only(req))
         st = NFS3ERR_ROFS;
     sa.set &= ~(unsigned)DBFS_SET_SIZE;
     if (st == NFS3_OK)
-        st = nfs3_errno_to_stat(
-            dbfs_mkdir(req->db, &req->cred, dir, args->where.name, &sa, &obj, &wcc),
-            NFSPROC3_MKDIR);
+        st = nfs3_errno_to_stat(dbfs_mkdir(req->db, &req->cred, dir, name, &sa, &obj, &wcc),
+                                NFSPROC3_MKDIR);
     res->status = st;
     nfs3_created(req, st, &obj, &wcc, &res->MKDIR3res_u.resok.obj,
                  &res->MKDIR3res_u.resok.obj_attributes, &res->MKDIR3res_u.resok.dir_wcc,
@@ -206,13 +211,13 @@ void nfs3_proc_mkdir(srv_req *req, void *argp, void *resp)
 /*
  * SYMLINK: make a symbolic link (RFC 1813 3.3.10). An empty target is
  * NFS3ERR_INVAL and one over DBFS_PATH_MAX bytes NFS3ERR_NAMETOOLONG, as
- * in Linux nfsd.
+ * in Linux nfsd (nfs3_path_in).
  */
 void nfs3_proc_symlink(srv_req *req, void *argp, void *resp)
 {
     const SYMLINK3args *args = argp;
     SYMLINK3res *res = resp;
-    const char *target = args->symlink.symlink_data;
+    const char *name, *target;
     dbfs_fh dir;
     dbfs_sattr sa = {0};
     dbfs_attr obj;
@@ -221,11 +226,9 @@ void nfs3_proc_symlink(srv_req *req, void *argp, void *resp)
 
     st = nfs3_fh_in(req, &args->where.dir, &dir);
     if (st == NFS3_OK)
-        st = nfs3_name_in(args->where.name);
-    if (st == NFS3_OK && (!target || !*target))
-        st = NFS3ERR_INVAL;
-    if (st == NFS3_OK && strnlen(target, DBFS_PATH_MAX + 1) > DBFS_PATH_MAX)
-        st = NFS3ERR_NAMETOOLONG;
+        st = nfs3_name_in(req, NFSPROC3_SYMLINK, &args->where.name, &name);
+    if (st == NFS3_OK)
+        st = nfs3_path_in(req, &args->symlink.symlink_data, &target);
     if (st == NFS3_OK)
         st = nfs3_sattr_in(&args->symlink.symlink_attributes, &sa);
     if (st == NFS3_OK && nfs3_read_only(req))
@@ -233,7 +236,7 @@ void nfs3_proc_symlink(srv_req *req, void *argp, void *resp)
     sa.set &= ~(unsigned)DBFS_SET_SIZE;
     if (st == NFS3_OK)
         st = nfs3_errno_to_stat(
-            dbfs_symlink(req->db, &req->cred, dir, args->where.name, target, &sa, &obj, &wcc),
+            dbfs_symlink(req->db, &req->cred, dir, name, target, &sa, &obj, &wcc),
             NFSPROC3_SYMLINK);
     res->status = st;
     nfs3_created(req, st, &obj, &wcc, &res->SYMLINK3res_u.resok.obj,
@@ -256,11 +259,12 @@ void nfs3_proc_mknod(srv_req *req, void *argp, void *resp)
     dbfs_sattr sa = {0};
     dbfs_attr obj;
     dbfs_wcc wcc = {0};
+    const char *name;
     nfsstat3 st;
 
     st = nfs3_fh_in(req, &args->where.dir, &dir);
     if (st == NFS3_OK)
-        st = nfs3_name_in(args->where.name);
+        st = nfs3_name_in(req, NFSPROC3_MKNOD, &args->where.name, &name);
     if (st == NFS3_OK) {
         switch (args->what.type) {
         case NF3CHR:
@@ -286,9 +290,9 @@ void nfs3_proc_mknod(srv_req *req, void *argp, void *resp)
         st = NFS3ERR_ROFS;
     sa.set &= ~(unsigned)DBFS_SET_SIZE;
     if (st == NFS3_OK)
-        st = nfs3_errno_to_stat(dbfs_mknod(req->db, &req->cred, dir, args->where.name, type, major,
-                                           minor, &sa, &obj, &wcc),
-                                NFSPROC3_MKNOD);
+        st = nfs3_errno_to_stat(
+            dbfs_mknod(req->db, &req->cred, dir, name, type, major, minor, &sa, &obj, &wcc),
+            NFSPROC3_MKNOD);
     res->status = st;
     nfs3_created(req, st, &obj, &wcc, &res->MKNOD3res_u.resok.obj,
                  &res->MKNOD3res_u.resok.obj_attributes, &res->MKNOD3res_u.resok.dir_wcc,
@@ -302,21 +306,21 @@ void nfs3_proc_mknod(srv_req *req, void *argp, void *resp)
  */
 static nfsstat3 nfs3_unlink(srv_req *req, const diropargs3 *what, bool isdir, dbfs_wcc *wcc)
 {
+    const unsigned proc = isdir ? NFSPROC3_RMDIR : NFSPROC3_REMOVE;
+    const char *name;
     dbfs_fh dir;
     nfsstat3 st;
 
     st = nfs3_fh_in(req, &what->dir, &dir);
     if (st == NFS3_OK)
-        st = nfs3_name_in(what->name);
+        st = nfs3_name_in(req, proc, &what->name, &name);
     if (st == NFS3_OK && nfs3_read_only(req))
         st = NFS3ERR_ROFS;
     if (st != NFS3_OK)
         return st;
     if (isdir)
-        return nfs3_errno_to_stat(dbfs_rmdir(req->db, &req->cred, dir, what->name, wcc),
-                                  NFSPROC3_RMDIR);
-    return nfs3_errno_to_stat(dbfs_remove(req->db, &req->cred, dir, what->name, wcc),
-                              NFSPROC3_REMOVE);
+        return nfs3_errno_to_stat(dbfs_rmdir(req->db, &req->cred, dir, name, wcc), proc);
+    return nfs3_errno_to_stat(dbfs_remove(req->db, &req->cred, dir, name, wcc), proc);
 }
 
 /* REMOVE: remove a name that is not a directory (RFC 1813 3.3.12). */
@@ -353,6 +357,7 @@ void nfs3_proc_rename(srv_req *req, void *argp, void *resp)
     const cfg_export *from_export = NULL;
     dbfs_fh from, to;
     dbfs_wcc from_wcc = {0}, to_wcc = {0};
+    const char *from_name, *to_name;
     nfsstat3 st;
 
     st = nfs3_fh_in(req, &args->from.dir, &from);
@@ -363,15 +368,15 @@ void nfs3_proc_rename(srv_req *req, void *argp, void *resp)
     if (st == NFS3_OK && req->export != from_export)
         st = NFS3ERR_XDEV;
     if (st == NFS3_OK)
-        st = nfs3_name_in(args->from.name);
+        st = nfs3_name_in(req, NFSPROC3_RENAME, &args->from.name, &from_name);
     if (st == NFS3_OK)
-        st = nfs3_name_in(args->to.name);
+        st = nfs3_name_in(req, NFSPROC3_RENAME, &args->to.name, &to_name);
     if (st == NFS3_OK && nfs3_read_only(req))
         st = NFS3ERR_ROFS;
     if (st == NFS3_OK)
-        st = nfs3_errno_to_stat(dbfs_rename(req->db, &req->cred, from, args->from.name, to,
-                                            args->to.name, &from_wcc, &to_wcc),
-                                NFSPROC3_RENAME);
+        st = nfs3_errno_to_stat(
+            dbfs_rename(req->db, &req->cred, from, from_name, to, to_name, &from_wcc, &to_wcc),
+            NFSPROC3_RENAME);
     res->status = st;
     if (st == NFS3_OK) {
         nfs3_wcc(req->srv->info, &from_wcc, &res->RENAME3res_u.resok.fromdir_wcc);
@@ -391,6 +396,7 @@ void nfs3_proc_link(srv_req *req, void *argp, void *resp)
     dbfs_fh file, dir;
     dbfs_attr_opt file_attr = {0};
     dbfs_wcc wcc = {0};
+    const char *name;
     nfsstat3 st;
 
     st = nfs3_fh_in(req, &args->file, &file);
@@ -401,13 +407,12 @@ void nfs3_proc_link(srv_req *req, void *argp, void *resp)
     if (st == NFS3_OK && req->export != file_export)
         st = NFS3ERR_XDEV;
     if (st == NFS3_OK)
-        st = nfs3_name_in(args->link.name);
+        st = nfs3_name_in(req, NFSPROC3_LINK, &args->link.name, &name);
     if (st == NFS3_OK && nfs3_read_only(req))
         st = NFS3ERR_ROFS;
     if (st == NFS3_OK)
-        st = nfs3_errno_to_stat(
-            dbfs_link(req->db, &req->cred, file, dir, args->link.name, &file_attr, &wcc),
-            NFSPROC3_LINK);
+        st = nfs3_errno_to_stat(dbfs_link(req->db, &req->cred, file, dir, name, &file_attr, &wcc),
+                                NFSPROC3_LINK);
     res->status = st;
     if (st == NFS3_OK) {
         nfs3_post_op_attr(req->srv->info, &file_attr, &res->LINK3res_u.resok.file_attributes);

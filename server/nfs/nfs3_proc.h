@@ -13,13 +13,18 @@
  *   srv_req_alloc(), so it lives until the reply has been encoded. Nothing
  *   here keeps state between requests.
  *
- *   Names (filename3): rpcgen's xdr_string() hands us a NUL-terminated
- *   buffer but not the decoded length, so a name with an embedded NUL cannot
- *   be told apart from the shorter name before the NUL; it is taken as that
- *   shorter name (which is then checked like any other). Empty names and
- *   names containing '/' are refused with NFS3ERR_ACCES, as Linux nfsd does
- *   through lookup_one_len(); names over DBFS_NAME_MAX bytes are
- *   NFS3ERR_NAMETOOLONG, before any database call.
+ *   Names (filename3) and symbolic link targets (nfspath3) arrive with
+ *   their byte count (rpc/nfs3.x declares them opaque). The argument
+ *   decoders (nfs3_args.c) refuse, as GARBAGE_ARGS, an empty name and any
+ *   name holding a NUL or '/' byte, and a target holding a NUL, as Linux
+ *   nfsd's decoder does. The handlers then take them through
+ *   nfs3_name_in() / nfs3_path_in(): a NUL-terminated copy for dbfs (safe:
+ *   no NUL can be inside any more, so the C string is the whole name),
+ *   NFS3ERR_NAMETOOLONG over DBFS_NAME_MAX / DBFS_PATH_MAX bytes, and for
+ *   "." and ".." the status Linux nfsd answers the procedure (fs/nfsd/vfs.c,
+ *   nfs3proc.c): LOOKUP looks them up, CREATE, MKDIR, SYMLINK, MKNOD and
+ *   LINK answer NFS3ERR_EXIST, REMOVE and RMDIR NFS3ERR_ACCES, RENAME (either
+ *   name) NFS3ERR_PERM -- before any database call.
  */
 #ifndef PGNFS_NFS3_PROC_H
 #define PGNFS_NFS3_PROC_H
@@ -121,10 +126,59 @@ void nfs3_wcc(const dbfs_info *info, const dbfs_wcc *w, wcc_data *out);
 nfsstat3 nfs3_sattr_in(const sattr3 *in, dbfs_sattr *out);
 
 /*
- * nfs3_name_in -- check a filename3 (see NOTES). Returns NFS3_OK,
- * NFS3ERR_ACCES (empty, or contains '/') or NFS3ERR_NAMETOOLONG.
+ * nfs3_name_in -- the name `in` of a call of procedure `proc` (NFSPROC3_*)
+ * as a NUL-terminated copy in request memory (*out), after the checks of
+ * NOTES. Returns NFS3_OK; NFS3ERR_NAMETOOLONG (over DBFS_NAME_MAX bytes);
+ * for "." and "..", NFS3_OK for LOOKUP, NFS3ERR_EXIST for CREATE, MKDIR,
+ * SYMLINK, MKNOD and LINK, NFS3ERR_ACCES for REMOVE and RMDIR,
+ * NFS3ERR_PERM for RENAME. A name the decoders refuse (empty, NUL, '/')
+ * here is a server bug: NFS3ERR_SERVERFAULT with a warning. On error *out
+ * is NULL.
  */
-nfsstat3 nfs3_name_in(const char *name);
+nfsstat3 nfs3_name_in(srv_req *req, unsigned proc, const filename3 *in, const char **out);
+
+/*
+ * nfs3_path_in -- a SYMLINK target as a NUL-terminated copy in request
+ * memory (*out). Returns NFS3_OK; NFS3ERR_INVAL when empty and
+ * NFS3ERR_NAMETOOLONG over DBFS_PATH_MAX bytes, as Linux nfsd answers
+ * (fs/nfsd/nfs3proc.c, nfsd3_proc_symlink); NFS3ERR_SERVERFAULT with a
+ * warning for a NUL the decoder should have refused. On error *out is NULL.
+ */
+nfsstat3 nfs3_path_in(srv_req *req, const nfspath3 *in, const char **out);
+
+/* nfs3_name_out -- filename3 of the C string name, copied into request memory. */
+void nfs3_name_out(srv_req *req, const char *name, filename3 *out);
+
+/* nfs3_path_out -- nfspath3 of the C string path, copied into request memory. */
+void nfs3_path_out(srv_req *req, const char *path, nfspath3 *out);
+
+/* --- argument decoders (nfs3_args.c) ------------------------------------------ */
+
+/*
+ * nfs3_filename_ok -- may n be a file name on the wire: at least one byte,
+ * none of them NUL or '/'? (Its length is judged later: nfs3_name_in.)
+ */
+bool nfs3_filename_ok(const filename3 *n);
+
+/* nfs3_path_ok -- may p be a SYMLINK target on the wire: no NUL byte? */
+bool nfs3_path_ok(const nfspath3 *p);
+
+/*
+ * The srv_proc.args_xdr routines of the procedures that carry names:
+ * rpcgen's xdr_<PROC>3args for every operation, and after XDR_DECODE
+ * FALSE (dispatch answers GARBAGE_ARGS) when a name fails
+ * nfs3_filename_ok() or SYMLINK's target fails nfs3_path_ok(). What was
+ * decoded is freed by the same routine with XDR_FREE, as after any decode.
+ */
+bool_t nfs3_args_lookup(XDR *x, LOOKUP3args *a);
+bool_t nfs3_args_create(XDR *x, CREATE3args *a);
+bool_t nfs3_args_mkdir(XDR *x, MKDIR3args *a);
+bool_t nfs3_args_symlink(XDR *x, SYMLINK3args *a);
+bool_t nfs3_args_mknod(XDR *x, MKNOD3args *a);
+bool_t nfs3_args_remove(XDR *x, REMOVE3args *a);
+bool_t nfs3_args_rmdir(XDR *x, RMDIR3args *a);
+bool_t nfs3_args_rename(XDR *x, RENAME3args *a);
+bool_t nfs3_args_link(XDR *x, LINK3args *a);
 
 /*
  * nfs3_fh_in -- the file named by handle `in`, and the caller as the

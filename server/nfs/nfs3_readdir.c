@@ -121,7 +121,7 @@ void nfs3_proc_readdir(srv_req *req, void *argp, void *resp)
             break;
         used += size;
         out[sent].fileid = e->ino;
-        out[sent].name = srv_req_strdup(req, e->name);
+        nfs3_name_out(req, e->name, &out[sent].name);
         out[sent].cookie = e->cookie;
         out[sent].nextentry = NULL;
         if (sent > 0)
@@ -191,7 +191,7 @@ void nfs3_proc_readdirplus(srv_req *req, void *argp, void *resp)
         dused += dsize;
         entryplus3 *o = &out[sent];
         o->fileid = e->ino;
-        o->name = srv_req_strdup(req, e->name);
+        nfs3_name_out(req, e->name, &o->name);
         o->cookie = e->cookie;
         o->name_attributes.attributes_follow = FALSE;
         o->name_handle.handle_follows = FALSE;

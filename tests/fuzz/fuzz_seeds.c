@@ -102,6 +102,27 @@ static nfs_fh3 fuzz_fh3(const fuzz_fh *fh)
     return out;
 }
 
+/* A name of len bytes at p (it may hold any byte: the bad-name seeds). */
+static filename3 fuzz_name_n(const char *p, size_t len)
+{
+    return (filename3){.filename3_len = (u_int)len, .filename3_val = (char *)p};
+}
+
+static filename3 fuzz_name(const char *s)
+{
+    return fuzz_name_n(s, strlen(s));
+}
+
+static nfspath3 fuzz_path_n(const char *p, size_t len)
+{
+    return (nfspath3){.nfspath3_len = (u_int)len, .nfspath3_val = (char *)p};
+}
+
+static dirpath fuzz_dirpath_n(const char *p, size_t len)
+{
+    return (dirpath){.dirpath_len = (u_int)len, .dirpath_val = (char *)p};
+}
+
 /* sattr3 setting mode (and, with all, every other field too). */
 static sattr3 fuzz_sattr(uint32_t mode, bool all)
 {
@@ -122,6 +143,76 @@ static sattr3 fuzz_sattr(uint32_t mode, bool all)
         sa.mtime.set_it = SET_TO_SERVER_TIME;
     }
     return sa;
+}
+
+/*
+ * Names the argument decoders refuse (server/nfs/nfs3_args.c): a NUL
+ * inside (the name before it is a real file), a '/', empty; a symbolic
+ * link target with a NUL; and "." where a procedure refuses it.
+ */
+static void fuzz_seeds_bad_names(fuzz_seed_sink *s, const fuzz_handles *h)
+{
+    static const char nul_file[] = "fz_file\0.bak", nul_dir[] = "fz_dir\0x";
+    static const char slash[] = "fz_dir/fz_file", target[] = "abc\0def";
+
+    LOOKUP3args lk = {
+        .what = {.dir = fuzz_fh3(&h->root), .name = fuzz_name_n(nul_file, sizeof nul_file - 1)}};
+    fuzz_seed_emit(s, "nfs3-03-lookup-nul", NFS_PROGRAM, NFSPROC3_LOOKUP,
+                   (xdrproc_t)xdr_LOOKUP3args, &lk);
+    lk.what.name = fuzz_name(slash);
+    fuzz_seed_emit(s, "nfs3-03-lookup-slash", NFS_PROGRAM, NFSPROC3_LOOKUP,
+                   (xdrproc_t)xdr_LOOKUP3args, &lk);
+    lk.what.name = fuzz_name("");
+    fuzz_seed_emit(s, "nfs3-03-lookup-empty", NFS_PROGRAM, NFSPROC3_LOOKUP,
+                   (xdrproc_t)xdr_LOOKUP3args, &lk);
+
+    CREATE3args cr = {
+        .where = {.dir = fuzz_fh3(&h->root), .name = fuzz_name_n(nul_file, sizeof nul_file - 1)}};
+    cr.how.mode = GUARDED;
+    cr.how.createhow3_u.obj_attributes = fuzz_sattr(0644, false);
+    fuzz_seed_emit(s, "nfs3-08-create-nul", NFS_PROGRAM, NFSPROC3_CREATE,
+                   (xdrproc_t)xdr_CREATE3args, &cr);
+
+    MKDIR3args mk = {.where = {.dir = fuzz_fh3(&h->root), .name = fuzz_name(slash)},
+                     .attributes = fuzz_sattr(0755, false)};
+    fuzz_seed_emit(s, "nfs3-09-mkdir-slash", NFS_PROGRAM, NFSPROC3_MKDIR, (xdrproc_t)xdr_MKDIR3args,
+                   &mk);
+
+    SYMLINK3args sl = {.where = {.dir = fuzz_fh3(&h->dir), .name = fuzz_name("fz_sl")}};
+    sl.symlink.symlink_attributes = fuzz_sattr(0777, false);
+    sl.symlink.symlink_data = fuzz_path_n(target, sizeof target - 1);
+    fuzz_seed_emit(s, "nfs3-10-symlink-target-nul", NFS_PROGRAM, NFSPROC3_SYMLINK,
+                   (xdrproc_t)xdr_SYMLINK3args, &sl);
+
+    MKNOD3args mn = {.where = {.dir = fuzz_fh3(&h->dir), .name = fuzz_name(".")}};
+    mn.what.type = NF3FIFO;
+    mn.what.mknoddata3_u.pipe_attributes = fuzz_sattr(0600, false);
+    fuzz_seed_emit(s, "nfs3-11-mknod-dot", NFS_PROGRAM, NFSPROC3_MKNOD, (xdrproc_t)xdr_MKNOD3args,
+                   &mn);
+
+    REMOVE3args rm = {
+        .object = {.dir = fuzz_fh3(&h->root), .name = fuzz_name_n(nul_file, sizeof nul_file - 1)}};
+    fuzz_seed_emit(s, "nfs3-12-remove-nul", NFS_PROGRAM, NFSPROC3_REMOVE,
+                   (xdrproc_t)xdr_REMOVE3args, &rm);
+
+    RMDIR3args rmd = {
+        .object = {.dir = fuzz_fh3(&h->root), .name = fuzz_name_n(nul_dir, sizeof nul_dir - 1)}};
+    fuzz_seed_emit(s, "nfs3-13-rmdir-nul", NFS_PROGRAM, NFSPROC3_RMDIR, (xdrproc_t)xdr_RMDIR3args,
+                   &rmd);
+
+    RENAME3args rn = {
+        .from = {.dir = fuzz_fh3(&h->root), .name = fuzz_name("fz_link")},
+        .to = {.dir = fuzz_fh3(&h->root), .name = fuzz_name_n(nul_file, sizeof nul_file - 1)}};
+    fuzz_seed_emit(s, "nfs3-14-rename-to-nul", NFS_PROGRAM, NFSPROC3_RENAME,
+                   (xdrproc_t)xdr_RENAME3args, &rn);
+    rn.to.name = fuzz_name("..");
+    fuzz_seed_emit(s, "nfs3-14-rename-to-dotdot", NFS_PROGRAM, NFSPROC3_RENAME,
+                   (xdrproc_t)xdr_RENAME3args, &rn);
+
+    LINK3args ln = {.file = fuzz_fh3(&h->file),
+                    .link = {.dir = fuzz_fh3(&h->dir), .name = fuzz_name("a/b")}};
+    fuzz_seed_emit(s, "nfs3-15-link-slash", NFS_PROGRAM, NFSPROC3_LINK, (xdrproc_t)xdr_LINK3args,
+                   &ln);
 }
 
 static void fuzz_seeds_nfs(fuzz_seed_sink *s, const fuzz_handles *h)
@@ -152,10 +243,10 @@ static void fuzz_seeds_nfs(fuzz_seed_sink *s, const fuzz_handles *h)
     fuzz_seed_emit(s, "nfs3-02-setattr", NFS_PROGRAM, NFSPROC3_SETATTR, (xdrproc_t)xdr_SETATTR3args,
                    &sa);
 
-    LOOKUP3args lk = {.what = {.dir = fuzz_fh3(&h->root), .name = file}};
+    LOOKUP3args lk = {.what = {.dir = fuzz_fh3(&h->root), .name = fuzz_name(file)}};
     fuzz_seed_emit(s, "nfs3-03-lookup", NFS_PROGRAM, NFSPROC3_LOOKUP, (xdrproc_t)xdr_LOOKUP3args,
                    &lk);
-    lk.what.name = "..";
+    lk.what.name = fuzz_name("..");
     fuzz_seed_emit(s, "nfs3-03-lookup-dotdot", NFS_PROGRAM, NFSPROC3_LOOKUP,
                    (xdrproc_t)xdr_LOOKUP3args, &lk);
 
@@ -181,7 +272,7 @@ static void fuzz_seeds_nfs(fuzz_seed_sink *s, const fuzz_handles *h)
     fuzz_seed_emit(s, "nfs3-07-write-unstable", NFS_PROGRAM, NFSPROC3_WRITE,
                    (xdrproc_t)xdr_WRITE3args, &wr);
 
-    CREATE3args cr = {.where = {.dir = fuzz_fh3(&h->dir), .name = namebuf}};
+    CREATE3args cr = {.where = {.dir = fuzz_fh3(&h->dir), .name = fuzz_name(namebuf)}};
     cr.how.mode = UNCHECKED;
     cr.how.createhow3_u.obj_attributes = fuzz_sattr(0644, false);
     fuzz_seed_emit(s, "nfs3-08-create-unchecked", NFS_PROGRAM, NFSPROC3_CREATE,
@@ -195,17 +286,17 @@ static void fuzz_seeds_nfs(fuzz_seed_sink *s, const fuzz_handles *h)
     fuzz_seed_emit(s, "nfs3-08-create-exclusive", NFS_PROGRAM, NFSPROC3_CREATE,
                    (xdrproc_t)xdr_CREATE3args, &cr);
 
-    MKDIR3args mk = {.where = {.dir = fuzz_fh3(&h->dir), .name = dirname},
+    MKDIR3args mk = {.where = {.dir = fuzz_fh3(&h->dir), .name = fuzz_name(dirname)},
                      .attributes = fuzz_sattr(0755, false)};
     fuzz_seed_emit(s, "nfs3-09-mkdir", NFS_PROGRAM, NFSPROC3_MKDIR, (xdrproc_t)xdr_MKDIR3args, &mk);
 
-    SYMLINK3args sl = {.where = {.dir = fuzz_fh3(&h->dir), .name = namebuf}};
+    SYMLINK3args sl = {.where = {.dir = fuzz_fh3(&h->dir), .name = fuzz_name(namebuf)}};
     sl.symlink.symlink_attributes = fuzz_sattr(0777, false);
-    sl.symlink.symlink_data = target;
+    sl.symlink.symlink_data = fuzz_path_n(target, strlen(target));
     fuzz_seed_emit(s, "nfs3-10-symlink", NFS_PROGRAM, NFSPROC3_SYMLINK, (xdrproc_t)xdr_SYMLINK3args,
                    &sl);
 
-    MKNOD3args mn = {.where = {.dir = fuzz_fh3(&h->dir), .name = namebuf}};
+    MKNOD3args mn = {.where = {.dir = fuzz_fh3(&h->dir), .name = fuzz_name(namebuf)}};
     mn.what.type = NF3CHR;
     mn.what.mknoddata3_u.device.dev_attributes = fuzz_sattr(0600, false);
     mn.what.mknoddata3_u.device.spec.specdata1 = 1;
@@ -217,26 +308,29 @@ static void fuzz_seeds_nfs(fuzz_seed_sink *s, const fuzz_handles *h)
     fuzz_seed_emit(s, "nfs3-11-mknod-fifo", NFS_PROGRAM, NFSPROC3_MKNOD, (xdrproc_t)xdr_MKNOD3args,
                    &mn);
 
-    REMOVE3args rm = {.object = {.dir = fuzz_fh3(&h->dir), .name = namebuf}};
+    REMOVE3args rm = {.object = {.dir = fuzz_fh3(&h->dir), .name = fuzz_name(namebuf)}};
     fuzz_seed_emit(s, "nfs3-12-remove", NFS_PROGRAM, NFSPROC3_REMOVE, (xdrproc_t)xdr_REMOVE3args,
                    &rm);
 
-    RMDIR3args rmd = {.object = {.dir = fuzz_fh3(&h->dir), .name = dirname}};
+    RMDIR3args rmd = {.object = {.dir = fuzz_fh3(&h->dir), .name = fuzz_name(dirname)}};
     fuzz_seed_emit(s, "nfs3-13-rmdir", NFS_PROGRAM, NFSPROC3_RMDIR, (xdrproc_t)xdr_RMDIR3args,
                    &rmd);
 
-    RENAME3args rn = {.from = {.dir = fuzz_fh3(&h->root), .name = link},
-                      .to = {.dir = fuzz_fh3(&h->dir), .name = renamed}};
+    RENAME3args rn = {.from = {.dir = fuzz_fh3(&h->root), .name = fuzz_name(link)},
+                      .to = {.dir = fuzz_fh3(&h->dir), .name = fuzz_name(renamed)}};
     fuzz_seed_emit(s, "nfs3-14-rename", NFS_PROGRAM, NFSPROC3_RENAME, (xdrproc_t)xdr_RENAME3args,
                    &rn);
-    rn.from.name = dir;
+    rn.from.name = fuzz_name(dir);
     rn.to.dir = fuzz_fh3(&h->dir);
-    rn.to.name = dirname;
+    rn.to.name = fuzz_name(dirname);
     fuzz_seed_emit(s, "nfs3-14-rename-into-self", NFS_PROGRAM, NFSPROC3_RENAME,
                    (xdrproc_t)xdr_RENAME3args, &rn);
 
-    LINK3args ln = {.file = fuzz_fh3(&h->file), .link = {.dir = fuzz_fh3(&h->dir), .name = file}};
+    LINK3args ln = {.file = fuzz_fh3(&h->file),
+                    .link = {.dir = fuzz_fh3(&h->dir), .name = fuzz_name(file)}};
     fuzz_seed_emit(s, "nfs3-15-link", NFS_PROGRAM, NFSPROC3_LINK, (xdrproc_t)xdr_LINK3args, &ln);
+
+    fuzz_seeds_bad_names(s, h);
 
     READDIR3args rdd = {.dir = fuzz_fh3(&h->root), .cookie = 0, .count = 4096};
     fuzz_seed_emit(s, "nfs3-16-readdir", NFS_PROGRAM, NFSPROC3_READDIR, (xdrproc_t)xdr_READDIR3args,
@@ -266,7 +360,10 @@ static void fuzz_seeds_nfs(fuzz_seed_sink *s, const fuzz_handles *h)
 
 static void fuzz_seeds_mount(fuzz_seed_sink *s)
 {
-    char *root = "/", *dir = "/fz_dir", *deep = "/fz_dir/../fz_file";
+    static const char nul[] = "/fz_dir\0/../..";
+    dirpath root = fuzz_dirpath_n("/", 1), dir = fuzz_dirpath_n("/fz_dir", 7);
+    dirpath deep = fuzz_dirpath_n("/fz_dir/../fz_file", 18),
+            bad = fuzz_dirpath_n(nul, sizeof nul - 1);
 
     fuzz_seed_emit(s, "mnt3-00-null", MOUNT_PROGRAM, MOUNTPROC3_NULL, NULL, NULL);
     fuzz_seed_emit(s, "mnt3-01-mnt", MOUNT_PROGRAM, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath, &root);
@@ -274,6 +371,8 @@ static void fuzz_seeds_mount(fuzz_seed_sink *s)
                    &dir);
     fuzz_seed_emit(s, "mnt3-01-mnt-dotdot", MOUNT_PROGRAM, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath,
                    &deep);
+    fuzz_seed_emit(s, "mnt3-01-mnt-nul", MOUNT_PROGRAM, MOUNTPROC3_MNT, (xdrproc_t)xdr_dirpath,
+                   &bad);
     fuzz_seed_emit(s, "mnt3-02-dump", MOUNT_PROGRAM, MOUNTPROC3_DUMP, NULL, NULL);
     fuzz_seed_emit(s, "mnt3-03-umnt", MOUNT_PROGRAM, MOUNTPROC3_UMNT, (xdrproc_t)xdr_dirpath,
                    &root);

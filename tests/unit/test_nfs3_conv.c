@@ -2,6 +2,7 @@
  * test_nfs3_conv.c -- conversions between dbfs and NFSv3 types and the
  * checks on handles and names (server/nfs3_conv.c): nanoseconds <-> nfstime3
  * with clamping, sattr3 -> dbfs_sattr, fattr3/post_op_attr/wcc_data, names,
+ * the argument decoders that refuse names with NUL or '/' (nfs3_args.c),
  * and nfs3_fh_in's decisions (bad handle, stale, not admitted, secure port,
  * squashing).
  */
@@ -242,27 +243,227 @@ static void test_wcc(void)
     g_assert_cmpuint(out.after.post_op_attr_u.attributes.nlink, ==, 7);
 }
 
+static filename3 name_n(const char *p, size_t len)
+{
+    return (filename3){.filename3_len = (u_int)len, .filename3_val = (char *)p};
+}
+
+static filename3 name_of(const char *s)
+{
+    return name_n(s, strlen(s));
+}
+
 static void test_names(void)
 {
+    srv_req req = {0};
     char name[300];
+    const char *out;
 
-    g_assert_cmpint(nfs3_name_in(NULL), ==, NFS3ERR_ACCES);
-    g_assert_cmpint(nfs3_name_in(""), ==, NFS3ERR_ACCES);
-    g_assert_cmpint(nfs3_name_in("a/b"), ==, NFS3ERR_ACCES);
-    g_assert_cmpint(nfs3_name_in("/"), ==, NFS3ERR_ACCES);
-    g_assert_cmpint(nfs3_name_in("x"), ==, NFS3_OK);
-    /* "." and ".." are dbfs's to judge (LOOKUP allows them). */
-    g_assert_cmpint(nfs3_name_in("."), ==, NFS3_OK);
-    g_assert_cmpint(nfs3_name_in(".."), ==, NFS3_OK);
     memset(name, 'n', sizeof name);
-    name[DBFS_NAME_MAX] = '\0';
-    g_assert_cmpint(nfs3_name_in(name), ==, NFS3_OK);
-    name[DBFS_NAME_MAX] = 'n';
-    name[DBFS_NAME_MAX + 1] = '\0';
-    g_assert_cmpint(nfs3_name_in(name), ==, NFS3ERR_NAMETOOLONG);
-    name[299] = '\0';
-    name[10] = '/';
-    g_assert_cmpint(nfs3_name_in(name), ==, NFS3ERR_NAMETOOLONG);
+    g_assert_cmpint(nfs3_name_in(&req, NFSPROC3_LOOKUP, (filename3[]){name_of("x")}, &out), ==,
+                    NFS3_OK);
+    g_assert_cmpstr(out, ==, "x");
+    /* The copy holds exactly the name's bytes and a NUL after them. */
+    g_assert_cmpint(nfs3_name_in(&req, NFSPROC3_CREATE, (filename3[]){name_n(name, 7)}, &out), ==,
+                    NFS3_OK);
+    g_assert_cmpstr(out, ==, "nnnnnnn");
+    g_assert_cmpint(
+        nfs3_name_in(&req, NFSPROC3_CREATE, (filename3[]){name_n(name, DBFS_NAME_MAX)}, &out), ==,
+        NFS3_OK);
+    g_assert_cmpuint(strlen(out), ==, DBFS_NAME_MAX);
+    g_assert_cmpint(
+        nfs3_name_in(&req, NFSPROC3_CREATE, (filename3[]){name_n(name, DBFS_NAME_MAX + 1)}, &out),
+        ==, NFS3ERR_NAMETOOLONG);
+    g_assert_null(out);
+    g_assert_cmpint(nfs3_name_in(&req, NFSPROC3_LOOKUP, (filename3[]){name_n(name, 300)}, &out), ==,
+                    NFS3ERR_NAMETOOLONG);
+
+    /* "." and "..": what Linux nfsd answers each procedure. "..." is a name. */
+    const struct {
+        unsigned proc;
+        nfsstat3 st;
+    } dots[] = {
+        {NFSPROC3_LOOKUP, NFS3_OK},       {NFSPROC3_CREATE, NFS3ERR_EXIST},
+        {NFSPROC3_MKDIR, NFS3ERR_EXIST},  {NFSPROC3_SYMLINK, NFS3ERR_EXIST},
+        {NFSPROC3_MKNOD, NFS3ERR_EXIST},  {NFSPROC3_LINK, NFS3ERR_EXIST},
+        {NFSPROC3_REMOVE, NFS3ERR_ACCES}, {NFSPROC3_RMDIR, NFS3ERR_ACCES},
+        {NFSPROC3_RENAME, NFS3ERR_PERM},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(dots); i++) {
+        g_assert_cmpint(nfs3_name_in(&req, dots[i].proc, (filename3[]){name_of(".")}, &out), ==,
+                        dots[i].st);
+        g_assert_cmpint(nfs3_name_in(&req, dots[i].proc, (filename3[]){name_of("..")}, &out), ==,
+                        dots[i].st);
+        g_assert_true(nfs3_stat_allowed(dots[i].proc, dots[i].st));
+        g_assert_cmpint(nfs3_name_in(&req, dots[i].proc, (filename3[]){name_of("...")}, &out), ==,
+                        NFS3_OK);
+        g_assert_cmpint(nfs3_name_in(&req, dots[i].proc, (filename3[]){name_of(".a")}, &out), ==,
+                        NFS3_OK);
+    }
+
+    /* What the decoders refuse never gets here; if it does, it is our bug. */
+    const filename3 bad[] = {name_n("a\0b", 3), name_of("a/b"), name_of("/"), name_n("", 0),
+                             name_n("\0", 1)};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_test_expect_message("pgnfs", G_LOG_LEVEL_WARNING, "*decoder should have refused*");
+        g_assert_cmpint(nfs3_name_in(&req, NFSPROC3_REMOVE, &bad[i], &out), ==,
+                        NFS3ERR_SERVERFAULT);
+        g_test_assert_expected_messages();
+        g_assert_null(out);
+    }
+    srv_req_release(&req);
+}
+
+static void test_paths(void)
+{
+    srv_req req = {0};
+    char *big = g_malloc(DBFS_PATH_MAX + 1);
+    const char *out;
+
+    memset(big, 't', DBFS_PATH_MAX + 1);
+    nfspath3 p = {.nfspath3_len = 5, .nfspath3_val = "a/b/c"};
+    g_assert_cmpint(nfs3_path_in(&req, &p, &out), ==, NFS3_OK);
+    g_assert_cmpstr(out, ==, "a/b/c");
+    p = (nfspath3){.nfspath3_len = 0, .nfspath3_val = NULL};
+    g_assert_cmpint(nfs3_path_in(&req, &p, &out), ==, NFS3ERR_INVAL);
+    g_assert_null(out);
+    p = (nfspath3){.nfspath3_len = DBFS_PATH_MAX, .nfspath3_val = big};
+    g_assert_cmpint(nfs3_path_in(&req, &p, &out), ==, NFS3_OK);
+    g_assert_cmpuint(strlen(out), ==, DBFS_PATH_MAX);
+    p.nfspath3_len = DBFS_PATH_MAX + 1;
+    g_assert_cmpint(nfs3_path_in(&req, &p, &out), ==, NFS3ERR_NAMETOOLONG);
+    p = (nfspath3){.nfspath3_len = 7, .nfspath3_val = "abc\0def"};
+    g_test_expect_message("pgnfs", G_LOG_LEVEL_WARNING, "*decoder should have refused*");
+    g_assert_cmpint(nfs3_path_in(&req, &p, &out), ==, NFS3ERR_SERVERFAULT);
+    g_test_assert_expected_messages();
+
+    /* And back: a C string as counted bytes in request memory. */
+    filename3 n;
+    nfs3_name_out(&req, "entry", &n);
+    g_assert_cmpuint(n.filename3_len, ==, 5);
+    g_assert_cmpmem(n.filename3_val, 5, "entry", 5);
+    nfspath3 t;
+    nfs3_path_out(&req, "../x", &t);
+    g_assert_cmpuint(t.nfspath3_len, ==, 4);
+    g_assert_cmpmem(t.nfspath3_val, 4, "../x", 4);
+    g_free(big);
+    srv_req_release(&req);
+}
+
+/* --- the argument decoders (nfs3_args.c) ----------------------------------------- */
+
+/*
+ * Encode args with rpcgen's routine `enc`, decode them with `dec` into a
+ * zeroed struct of size `size`, free them with `dec` (XDR_FREE), and
+ * return what the decode returned.
+ */
+static bool decode_with(xdrproc_t enc, xdrproc_t dec, void *args, size_t size)
+{
+    char buf[16384];
+    XDR x;
+
+    xdrmem_create(&x, buf, sizeof buf, XDR_ENCODE);
+    g_assert_true(((bool_t(*)(XDR *, void *))enc)(&x, args));
+    u_int len = xdr_getpos(&x);
+    xdr_destroy(&x);
+
+    void *out = g_malloc0(size);
+    xdrmem_create(&x, buf, len, XDR_DECODE);
+    bool ok = ((bool_t(*)(XDR *, void *))dec)(&x, out);
+    xdr_destroy(&x);
+    xdr_free(dec, out);
+    g_free(out);
+    return ok;
+}
+
+#define DECODES(type, dec, argsp)                                                                  \
+    decode_with((xdrproc_t)xdr_##type, (xdrproc_t)(dec), (argsp), sizeof(type))
+
+static void test_args(void)
+{
+    unsigned char fhb[FH_SIZE] = {1, 2, 3};
+    nfs_fh3 fh = {.data = {.data_len = FH_SIZE, .data_val = (char *)fhb}};
+    char big[1025];
+
+    memset(big, 'b', sizeof big);
+    /* LOOKUP: a name, "." and "..", long names (the handler judges
+     * length) pass; NUL, '/' and empty do not. */
+    LOOKUP3args lk = {.what = {.dir = fh, .name = name_of("important")}};
+    g_assert_true(DECODES(LOOKUP3args, nfs3_args_lookup, &lk));
+    lk.what.name = name_of("..");
+    g_assert_true(DECODES(LOOKUP3args, nfs3_args_lookup, &lk));
+    lk.what.name = name_n(big, 1024);
+    g_assert_true(DECODES(LOOKUP3args, nfs3_args_lookup, &lk));
+    /* Over the decode bound (rpc/nfs3.x): rpcgen will not even encode it. */
+    lk.what.name = name_n(big, 1025);
+    char wire[2048];
+    XDR w;
+    xdrmem_create(&w, wire, sizeof wire, XDR_ENCODE);
+    g_assert_false(xdr_LOOKUP3args(&w, &lk));
+    xdr_destroy(&w);
+    const filename3 bad[] = {name_n("important\0.bak", 14),
+                             name_n("\0", 1),
+                             name_of("a/b"),
+                             name_of("/"),
+                             name_of("a/"),
+                             name_n("", 0)};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        lk.what.name = bad[i];
+        g_assert_false(DECODES(LOOKUP3args, nfs3_args_lookup, &lk));
+        g_assert_false(nfs3_filename_ok(&bad[i]));
+    }
+
+    /* Every other procedure with a name, good and bad. */
+    sattr3 sa = {0};
+    for (int good = 0; good < 2; good++) {
+        filename3 n = good ? name_of("a.b") : name_n("other\0xyz", 9);
+        CREATE3args cr = {.where = {.dir = fh, .name = n}, .how = {.mode = GUARDED}};
+        cr.how.createhow3_u.obj_attributes = sa;
+        g_assert_cmpint(DECODES(CREATE3args, nfs3_args_create, &cr), ==, good);
+        MKDIR3args mk = {.where = {.dir = fh, .name = n}, .attributes = sa};
+        g_assert_cmpint(DECODES(MKDIR3args, nfs3_args_mkdir, &mk), ==, good);
+        MKNOD3args mn = {.where = {.dir = fh, .name = n}, .what = {.type = NF3FIFO}};
+        g_assert_cmpint(DECODES(MKNOD3args, nfs3_args_mknod, &mn), ==, good);
+        REMOVE3args rm = {.object = {.dir = fh, .name = n}};
+        g_assert_cmpint(DECODES(REMOVE3args, nfs3_args_remove, &rm), ==, good);
+        RMDIR3args rd = {.object = {.dir = fh, .name = n}};
+        g_assert_cmpint(DECODES(RMDIR3args, nfs3_args_rmdir, &rd), ==, good);
+        LINK3args ln = {.file = fh, .link = {.dir = fh, .name = n}};
+        g_assert_cmpint(DECODES(LINK3args, nfs3_args_link, &ln), ==, good);
+        SYMLINK3args sl = {.where = {.dir = fh, .name = n}};
+        sl.symlink.symlink_data = (nfspath3){.nfspath3_len = 1, .nfspath3_val = "t"};
+        g_assert_cmpint(DECODES(SYMLINK3args, nfs3_args_symlink, &sl), ==, good);
+        /* RENAME: either name. */
+        RENAME3args rn = {.from = {.dir = fh, .name = n}, .to = {.dir = fh, .name = name_of("x")}};
+        g_assert_cmpint(DECODES(RENAME3args, nfs3_args_rename, &rn), ==, good);
+        rn = (RENAME3args){.from = {.dir = fh, .name = name_of("x")}, .to = {.dir = fh, .name = n}};
+        g_assert_cmpint(DECODES(RENAME3args, nfs3_args_rename, &rn), ==, good);
+    }
+
+    /* SYMLINK targets: '/' is fine, NUL is not; empty is the handler's. */
+    SYMLINK3args sl = {.where = {.dir = fh, .name = name_of("s")}};
+    sl.symlink.symlink_data = (nfspath3){.nfspath3_len = 7, .nfspath3_val = "abc/def"};
+    g_assert_true(DECODES(SYMLINK3args, nfs3_args_symlink, &sl));
+    sl.symlink.symlink_data = (nfspath3){.nfspath3_len = 0, .nfspath3_val = NULL};
+    g_assert_true(DECODES(SYMLINK3args, nfs3_args_symlink, &sl));
+    sl.symlink.symlink_data = (nfspath3){.nfspath3_len = 7, .nfspath3_val = "abc\0def"};
+    g_assert_false(DECODES(SYMLINK3args, nfs3_args_symlink, &sl));
+    sl.symlink.symlink_data = (nfspath3){.nfspath3_len = 1, .nfspath3_val = "\0"};
+    g_assert_false(DECODES(SYMLINK3args, nfs3_args_symlink, &sl));
+
+    /* A decoded name keeps its length and bytes. */
+    char buf[512];
+    XDR x;
+    LOOKUP3args in = {.what = {.dir = fh, .name = name_of("n\xc3\xa4me")}}, got = {0};
+    xdrmem_create(&x, buf, sizeof buf, XDR_ENCODE);
+    g_assert_true(xdr_LOOKUP3args(&x, &in));
+    u_int len = xdr_getpos(&x);
+    xdr_destroy(&x);
+    xdrmem_create(&x, buf, len, XDR_DECODE);
+    g_assert_true(nfs3_args_lookup(&x, &got));
+    xdr_destroy(&x);
+    g_assert_cmpmem(got.what.name.filename3_val, got.what.name.filename3_len, "n\xc3\xa4me", 5);
+    xdr_free((xdrproc_t)nfs3_args_lookup, (char *)&got);
 }
 
 /* --- nfs3_fh_in --------------------------------------------------------------------- */
@@ -430,6 +631,8 @@ int main(int argc, char **argv)
     g_test_add_func("/nfs3_conv/fattr", test_fattr);
     g_test_add_func("/nfs3_conv/wcc", test_wcc);
     g_test_add_func("/nfs3_conv/names", test_names);
+    g_test_add_func("/nfs3_conv/paths", test_paths);
+    g_test_add_func("/nfs3_conv/args", test_args);
     g_test_add_func("/nfs3_conv/fh_in", test_fh_in);
     g_test_add_func("/nfs3_conv/fh_out", test_fh_out);
     return g_test_run();
