@@ -39,6 +39,7 @@ typedef struct {
 static const dbfs_fsck_check dbfs_fsck_checks[] = {
     {"root", "the root directory"},
     {"names", "names and what they point to"},
+    {"bad-names", "names no client can use (NUL, '/', \"\", \".\", \"..\")"},
     {"dir-links", "directories with more than one name"},
     {"dir-cycles", "directories the root does not reach"},
     {"orphans", "inodes without a name"},

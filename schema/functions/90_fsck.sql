@@ -13,6 +13,9 @@
 --   root         inode 1 exists and is a directory           none (left)
 --   names        every name's inode and parent exist, the    the name is removed
 --                parent is a directory, no name is the root's
+--   bad-names    no name holds a NUL or '/' byte, is empty,  renamed in its
+--                or is "." or ".." (no client can use it)    directory, '_' for
+--                                                            the bad bytes
 --   dir-links    a directory has exactly one name            the oldest name stays
 --   dir-cycles   every named directory is reachable from     the cycle's smallest
 --                the root (walking up never loops)           directory moves to
@@ -163,6 +166,80 @@ BEGIN
         IF p_repair THEN
             DELETE FROM naming n WHERE n.parent = r.parent AND n.name = r.name;
             detail := detail || ': name removed';
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- The names a client cannot use: empty, "." or "..", or holding a NUL or
+-- '/' byte. (Versions that decoded names as C strings could be made to
+-- store the part of a name before a NUL; SQL can store anything the
+-- table's CHECK lets through.)
+CREATE OR REPLACE FUNCTION pgnfs_fsck_name_fault(n bytea)
+RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+SELECT CASE WHEN length(n) = 0 THEN 'is empty'
+            WHEN n IN ('\x2e'::bytea, '\x2e2e'::bytea) THEN 'is "." or ".."'
+            WHEN position('\x00'::bytea IN n) > 0 AND position('\x2f'::bytea IN n) > 0
+                 THEN 'holds NUL and ''/'' bytes'
+            WHEN position('\x00'::bytea IN n) > 0 THEN 'holds a NUL byte'
+            WHEN position('\x2f'::bytea IN n) > 0 THEN 'holds a ''/'' byte'
+       END
+$$;
+
+-- bad-names: every name is one a client can look up (pgnfs_fsck_name_fault
+-- finds none). A repair renames the entry in place (same directory, inode
+-- and cookie): NUL and '/' bytes become '_', an empty name, "." and ".."
+-- get a '_' in front, and when that name is taken "~<n>" is appended with
+-- the smallest n that makes it free (the name cut to keep within 255
+-- bytes). The directory's mtime and ctime and the file's ctime move, as for
+-- a RENAME, so clients see the change.
+CREATE OR REPLACE FUNCTION pgnfs_fsck_bad_names(p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    r     record;
+    base  bytea;
+    fixed bytea;
+    sfx   bytea;
+    k     integer;
+    now   bigint;
+BEGIN
+    PERFORM pgnfs_fsck_lock(p_repair);
+    FOR r IN SELECT nm.parent, nm.name, nm.inode, pgnfs_fsck_name_fault(nm.name) AS fault
+               FROM naming nm
+              WHERE pgnfs_fsck_name_fault(nm.name) IS NOT NULL
+              ORDER BY nm.parent, nm.name
+    LOOP
+        problem := 'bad-names';
+        ino := r.inode;
+        detail := format('name %s in directory %s %s', pgnfs_fsck_show(r.name), r.parent, r.fault);
+        repaired := p_repair;
+        IF p_repair THEN
+            base := r.name;
+            FOR i IN 0 .. length(base) - 1 LOOP
+                IF get_byte(base, i) IN (0, 47) THEN
+                    base := set_byte(base, i, 95);
+                END IF;
+            END LOOP;
+            IF length(base) = 0 OR base IN ('\x2e'::bytea, '\x2e2e'::bytea) THEN
+                base := '\x5f'::bytea || base;
+            END IF;
+            fixed := base;
+            k := 0;
+            WHILE EXISTS (SELECT 1 FROM naming x WHERE x.parent = r.parent AND x.name = fixed) LOOP
+                k := k + 1;
+                sfx := convert_to('~' || k, 'UTF8');
+                fixed := substring(base FROM 1 FOR 255 - length(sfx)) || sfx;
+            END LOOP;
+            UPDATE naming nm SET name = fixed WHERE nm.parent = r.parent AND nm.name = r.name;
+            now := (extract(epoch FROM clock_timestamp()) * 1000000000)::bigint;
+            UPDATE fileatt f SET mtime = CASE WHEN f.inode = r.parent THEN now ELSE f.mtime END,
+                                 ctime = pgnfs_next_ctime(f.ctime, now), change = f.change + 1
+             WHERE f.inode IN (r.parent, r.inode);
+            detail := detail || format(': renamed to %s', pgnfs_fsck_show(fixed));
         END IF;
         RETURN NEXT;
     END LOOP;
@@ -555,6 +632,7 @@ BEGIN
     CASE p_check
     WHEN 'root' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_root(p_repair);
     WHEN 'names' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_names(p_repair);
+    WHEN 'bad-names' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_bad_names(p_repair);
     WHEN 'dir-links' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_dir_links(p_repair);
     WHEN 'dir-cycles' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_dir_cycles(p_repair);
     WHEN 'orphans' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_orphans(p_repair);

@@ -6,6 +6,10 @@
  * and hybrid with a 16 KiB threshold in base64, chunk size 4 KiB, so
  * files cross chunks, tables and encodings.
  *
+ * bad_names: names no client can use (a NUL or '/' byte, ".", "..") put
+ * there by SQL are reported, renamed to usable unique names in place, and
+ * the report says old -> new.
+ *
  * After a repair the file system is read through a new dbfs (dbfs may
  * cache what it read before the SQL changed it underneath).
  */
@@ -487,6 +491,108 @@ static void case_dir_links(const fk_layout *l)
     td_close(&t);
 }
 
+/* Give the entry `name` of dir the bytes `hex` (any bytes, by SQL). */
+static void fk_rename_raw(td_fs *t, uint64_t dir, const char *name, const char *hex)
+{
+    g_assert_cmpint(fk_sql(t,
+                           "WITH u AS (UPDATE naming SET name = decode('%s', 'hex')"
+                           " WHERE parent = %llu AND name = convert_to('%s', 'UTF8') RETURNING 1)"
+                           " SELECT count(*) FROM u",
+                           hex, (unsigned long long)dir, name),
+                    ==, 1);
+}
+
+/* Names no client can use, as older versions or SQL could leave them. */
+static void case_bad_names(const fk_layout *l)
+{
+    td_fs t, u;
+    dbfs_cred root = td_root();
+    char a255[256], hex[2 * 256 + 1];
+
+    fk_open(&t, l);
+    fk_tree tr = fk_populate(&t);
+    /* Files to rename, and names in the way of the repairs. */
+    dbfs_attr q1 = fk_file(&t, td_fh(&tr.d), "q1", 10, 4);
+    dbfs_attr q2 = fk_file(&t, td_fh(&tr.d), "q2", 20, 5);
+    dbfs_attr hx = fk_file(&t, t.root, "h_x", 30, 6);
+    memset(a255, 'a', 255);
+    a255[255] = '\0';
+    a255[254] = '_';
+    dbfs_attr taken = fk_file(&t, t.root, a255, 40, 7); /* 254 'a' and '_' */
+    dbfs_attr longf = fk_file(&t, t.root, "long", 50, 8);
+    int64_t d_ctime =
+        fk_sql(&t, "SELECT ctime FROM fileatt WHERE inode = %llu", (unsigned long long)tr.d.ino);
+
+    fk_rename_raw(&t, tr.d.ino, "f", "6100622f63"); /* "a\0b/c" */
+    fk_rename_raw(&t, 1, "big", "2e");              /* "." */
+    fk_rename_raw(&t, 1, "l", "2e2e");              /* ".." */
+    fk_rename_raw(&t, 1, "h", "682f78");            /* "h/x": "h_x" is taken */
+    fk_rename_raw(&t, tr.d.ino, "sub", "73756200"); /* "sub\0" */
+    fk_rename_raw(&t, tr.d.ino, "q1", "7100");      /* "q\0" and "q/": both "q_" */
+    fk_rename_raw(&t, tr.d.ino, "q2", "712f");
+    for (int i = 0; i < 254; i++) /* 254 'a' and a NUL: 255 bytes, its fix taken */
+        memcpy(hex + 2 * i, "61", 2);
+    memcpy(hex + 2 * 254, "00", 3);
+    fk_rename_raw(&t, 1, "long", hex);
+
+    /* Checking finds each, and changes nothing. */
+    fk_result *r = fk_run(&t, false);
+    const uint64_t inos[] = {tr.f.ino, tr.big.ino, tr.f.ino, tr.sub.ino, q1.ino, q2.ino, longf.ino};
+    for (size_t i = 0; i < G_N_ELEMENTS(inos); i++)
+        fk_assert_has(r, "bad-names", inos[i]);
+    if (r->rep.found != 8)
+        g_error("expected 8 bad names, found:\n%s", r->text->str);
+    fk_free(r);
+    g_assert_cmpint(fk_sql(&t, "SELECT count(*) FROM naming WHERE name = '\\x2e'::bytea"), ==, 1);
+
+    /* Repairing renames each in place and says to what. */
+    r = fk_run(&t, true);
+    if (r->rep.found != 8 || r->rep.repaired != 8 || r->rep.left != 0)
+        g_error("repair: %lu found, %lu repaired, %lu left:\n%s", r->rep.found, r->rep.repaired,
+                r->rep.left, r->text->str);
+    const char *said[] = {
+        "name \"a\\000b/c\" in directory",
+        "holds NUL and '/' bytes: renamed to \"a_b_c\"",
+        "is \".\" or \"..\": renamed to \"_.\"",
+        "renamed to \"_..\"",
+        "holds a '/' byte: renamed to \"h_x~1\"",
+        "holds a NUL byte: renamed to \"sub_\"",
+        "renamed to \"q_\"",
+        "renamed to \"q_~1\"",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(said); i++)
+        if (!strstr(r->text->str, said[i]))
+            g_error("the repair report lacks '%s':\n%s", said[i], r->text->str);
+    g_test_message("repaired:\n%s", r->text->str);
+    fk_free(r);
+    fk_assert_clean(&t);
+
+    /* Every file is found under its new name, whole; the names in the way
+     * kept theirs; the directory shows the change. */
+    fk_reopen(&t, &u);
+    g_assert_cmpuint(td_lookup(&u, &root, td_fh(&tr.d), "a_b_c").ino, ==, tr.f.ino);
+    fk_assert_content(&t, td_fh(&tr.d), "a_b_c", 3 * FK_CHUNK - 100, 1);
+    fk_assert_content(&t, t.root, "_.", FK_THRESHOLD * 2 + 5, 2);
+    g_assert_cmpint(td_lookup(&u, &root, u.root, "_..").type, ==, DBFS_LNK);
+    g_assert_cmpuint(td_lookup(&u, &root, u.root, "h_x~1").ino, ==, tr.f.ino);
+    g_assert_cmpuint(td_lookup(&u, &root, u.root, "h_x").ino, ==, hx.ino);
+    g_assert_cmpuint(td_lookup(&u, &root, td_fh(&tr.d), "sub_").ino, ==, tr.sub.ino);
+    g_assert_cmpuint(td_lookup(&u, &root, td_fh(&tr.d), "q_").ino, ==, q1.ino);
+    g_assert_cmpuint(td_lookup(&u, &root, td_fh(&tr.d), "q_~1").ino, ==, q2.ino);
+    g_assert_cmpuint(td_lookup(&u, &root, u.root, a255).ino, ==, taken.ino);
+    char cut[256];
+    memset(cut, 'a', 253);
+    memcpy(cut + 253, "~1", 3); /* cut to stay within 255 bytes */
+    g_assert_cmpuint(td_lookup(&u, &root, u.root, cut).ino, ==, longf.ino);
+    fk_assert_content(&t, t.root, cut, 50, 8);
+    g_assert_cmpint(td_getattr(&u, td_fh(&tr.f)).nlink, ==, 2);
+    g_assert_cmpint(
+        fk_sql(&t, "SELECT ctime FROM fileatt WHERE inode = %llu", (unsigned long long)tr.d.ino), >,
+        d_ctime);
+    td_close(&u);
+    td_close(&t);
+}
+
 static void case_root(const fk_layout *l)
 {
     td_fs t;
@@ -558,6 +664,7 @@ int main(int argc, char **argv)
         {"nlink", case_nlink},
         {"orphans", case_orphans},
         {"dangling_names", case_dangling_names},
+        {"bad_names", case_bad_names},
         {"data_eof_and_used", case_data_eof_and_used},
         {"data_orphans", case_data_orphans},
         {"data_tables", case_data_tables},
