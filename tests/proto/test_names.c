@@ -581,6 +581,72 @@ static void test_long(void)
     nr_close(c);
 }
 
+/* ---- every other byte ---------------------------------------------------------------- */
+
+/*
+ * Every byte but NUL and '/' is a name byte, and every byte but NUL a target
+ * byte: names made of all of them come back from READDIR and READDIRPLUS
+ * exactly (length and bytes), LOOKUP finds them, READLINK gives the target
+ * back.
+ */
+static void test_every_byte(void)
+{
+    nr_fh dir = pt_fresh_dir();
+    nr_ctx *c = pt_open(NULL);
+    GHashTable *want = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    char name[128], target[256];
+    size_t t = 0;
+
+    /* Bytes 1..255 but '/', spread over names of up to 100 bytes. */
+    for (unsigned b = 1, n = 0; b <= 255; b++) {
+        if (b != '/')
+            name[n++] = (char)b;
+        if (n == 100 || b == 255) {
+            name[n] = '\0';
+            g_hash_table_add(want, g_strdup(name));
+            n = 0;
+        }
+    }
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, want);
+    while (g_hash_table_iter_next(&it, &key, NULL))
+        pt_create(c, &dir, key, 0644);
+
+    READDIR3res rd;
+    pt_ok(c, nr_readdir(c, &dir, 0, NULL, 65536, &rd));
+    g_assert_true(rd.READDIR3res_u.resok.reply.eof);
+    unsigned seen = 0;
+    for (const entry3 *e = rd.READDIR3res_u.resok.reply.entries; e; e = e->nextentry) {
+        if (strcmp(e->name, ".") == 0 || strcmp(e->name, "..") == 0)
+            continue;
+        g_assert_true(g_hash_table_contains(want, e->name));
+        seen++;
+    }
+    g_assert_cmpuint(seen, ==, g_hash_table_size(want));
+    char *listed = snapshot(&dir); /* READDIRPLUS, a LOOKUP-free walk */
+    g_hash_table_iter_init(&it, want);
+    while (g_hash_table_iter_next(&it, &key, NULL)) {
+        nr_fh f = pt_lookup(c, &dir, key);
+        g_assert_cmpuint(pt_getattr(c, &f).type, ==, NF3REG);
+        char *line = g_strdup_printf("./%s fileid", (const char *)key);
+        g_assert_nonnull(strstr(listed, line));
+        g_free(line);
+    }
+
+    /* A target of bytes 255..1, '/' included. */
+    for (unsigned b = 255; b >= 1; b--)
+        target[t++] = (char)b;
+    target[t] = '\0';
+    g_assert_cmpint(call_symlink(&dir, NM("all"), (nm){target, t}), ==, NFS3_OK);
+    READLINK3res rl;
+    pt_ok(c, nr_readlink(c, (nr_fh[]){pt_lookup(c, &dir, "all")}, &rl));
+    g_assert_cmpstr(rl.READLINK3res_u.resok.data, ==, target);
+    g_free(listed);
+    g_hash_table_unref(want);
+    nr_close(c);
+}
+
 /* ---- MOUNT ------------------------------------------------------------------------- */
 
 /* The mount list as text, one "host path" line per entry, sorted. */
@@ -639,6 +705,7 @@ int main(int argc, char **argv)
     pt_add("/names/empty", test_empty);
     pt_add("/names/dots", test_dots);
     pt_add("/names/long", test_long);
+    pt_add("/names/every_byte", test_every_byte);
     pt_add("/names/mount_nul", test_mount_nul);
     return pt_run();
 }
