@@ -24,6 +24,7 @@
 
 #include "cfg.h"
 #include "dbfs.h"
+#include "log.h"
 #include "srv.h"
 
 #define PGNFSD_EXIT_OK    0
@@ -85,7 +86,7 @@ int main(int argc, char **argv)
         cfg_free(c);
         return PGNFSD_EXIT_USAGE;
     }
-    srv_log_setup(c->log_level);
+    log_setup(c->log_level);
 
     dbfs_config dc;
     cfg_dbfs_config(c, c->conninfo, &dc);

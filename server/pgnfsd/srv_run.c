@@ -101,7 +101,7 @@ int srv_run(const cfg *c, dbfs *fs)
     unsigned nprogs;
     int rc = -1;
 
-    if (srv_log_setup(c->log_level) != 0)
+    if (log_setup(c->log_level) != 0)
         g_warning("unknown [log] level '%s': keeping the current one", c->log_level);
     s->cfg = c;
     s->idle_timeout_s = SRV_IDLE_TIMEOUT_S;
@@ -114,7 +114,7 @@ int srv_run(const cfg *c, dbfs *fs)
     pthread_mutex_init(&s->ctx.mounts_lock, NULL);
     nprogs = srv_programs_default(s->progs);
     srv_stats_init(&s->stats, s->progs, nprogs);
-    s->rl = srv_ratelimit_new(SRV_LOG_PER_CLIENT);
+    s->rl = log_ratelimit_new(SRV_LOG_PER_CLIENT);
     s->env = (srv_env){
         .ctx = &s->ctx,
         .progs = s->progs,
@@ -163,7 +163,7 @@ out:
     }
     pthread_mutex_destroy(&s->ctx.mounts_lock);
     srv_drc_free(s->env.drc);
-    srv_ratelimit_free(s->rl);
+    log_ratelimit_free(s->rl);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc == 0)
         g_message("stopped");

@@ -138,15 +138,6 @@ unsigned srv_peer_port(const srv_req *req);
 void srv_cred_squash(const srv_authsys *a, const cfg_client *c, dbfs_cred *out);
 
 /*
- * srv_log_setup -- route GLib logging to stderr, one line per event
- * ("2026-11-22T10:00:00.123Z pgnfsd[pid] LEVEL domain: message"), and drop
- * messages below level: "error", "warning", "info" or "debug". May be
- * called again to change the level. Returns 0, or -1 for an unknown level
- * (nothing changes). srv_run calls it with the configured [log] level.
- */
-int srv_log_setup(const char *level);
-
-/*
  * srv_run -- serve NFS and MOUNT for file system fs with configuration c
  * until SIGINT or SIGTERM: listeners, workers (one dbfs_conn each),
  * rpcbind registration. Returns 0 after a clean shutdown, or -1 after

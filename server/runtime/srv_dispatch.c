@@ -113,15 +113,15 @@ static void G_GNUC_PRINTF(4, 5) srv_complain(const srv_env *env, const struct so
                                              socklen_t peerlen, const char *fmt, ...)
 {
     unsigned suppressed;
-    char who[SRV_PEER_STRLEN];
+    char who[LOG_PEER_STRLEN];
     va_list ap;
 
-    if (!srv_ratelimit_allow(env->rl, peer, &suppressed))
+    if (!log_ratelimit_allow(env->rl, peer, &suppressed))
         return;
     va_start(ap, fmt);
     char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    srv_peer_string(peer, peerlen, who, sizeof who);
+    log_peer_string(peer, peerlen, who, sizeof who);
     if (suppressed)
         g_message("bad call from %s: %s (%u similar lines suppressed)", who, msg, suppressed);
     else
@@ -139,12 +139,12 @@ static void srv_slow_log(const srv_env *env, const srv_program *prog, const srv_
                          uint64_t ns, uint64_t rt, uint32_t status)
 {
     const cfg *cf = env->ctx ? env->ctx->cfg : NULL;
-    char who[SRV_PEER_STRLEN];
+    char who[LOG_PEER_STRLEN];
     const char *sname = status != UINT32_MAX ? srv_stats_status_name(status) : NULL;
 
     if (!cf || cf->slow_ms == 0 || ns < (uint64_t)cf->slow_ms * 1000000u)
         return;
-    srv_peer_string(peer, peerlen, who, sizeof who);
+    log_peer_string(peer, peerlen, who, sizeof who);
     g_message(
         "slow: prog=%s proc=%s client=%s xid=0x%08x duration_ms=%.1f round_trips=%" G_GUINT64_FORMAT
         " status=%s",

@@ -27,6 +27,7 @@
 
 #include <glib.h>
 
+#include "log.h"
 #include "srv.h"
 
 /* ---- byte buffers (srv_req.c) ------------------------------------------ */
@@ -43,35 +44,6 @@ void srv_buf_reserve(srv_buf *b, size_t cap);
 void srv_buf_set(srv_buf *b, const void *d, size_t n);
 /* srv_buf_clear -- free the storage; the buffer is empty and reusable. */
 void srv_buf_clear(srv_buf *b);
-
-/* ---- logging (srv_log.c) ----------------------------------------------- */
-
-/* Room for "[ffff:...:ffff%iface]:65535" and "1.2.3.4:65535". */
-#define SRV_PEER_STRLEN 80
-
-/*
- * srv_peer_string -- "1.2.3.4:800" or "[::1]:800" for a socket address
- * into buf (size bytes). Cannot fail (unknown families print "?").
- */
-void srv_peer_string(const struct sockaddr *sa, socklen_t len, char *buf, size_t size);
-
-typedef struct srv_ratelimit srv_ratelimit;
-
-/*
- * srv_ratelimit_new -- a limiter that lets at most per_second log lines
- * about one client address (ports ignored) through per second. Cannot fail.
- */
-srv_ratelimit *srv_ratelimit_new(unsigned per_second);
-/* srv_ratelimit_free -- free rl (NULL is fine). */
-void srv_ratelimit_free(srv_ratelimit *rl);
-
-/*
- * srv_ratelimit_allow -- may a line about peer be logged now? When true,
- * *suppressed is the number of lines refused for this client since the
- * last one allowed (to mention in the line). rl NULL always allows.
- * Thread-safe.
- */
-bool srv_ratelimit_allow(srv_ratelimit *rl, const struct sockaddr *peer, unsigned *suppressed);
 
 /* ---- record marking (srv_record.c, RFC 5531 section 11) ---------------- */
 
@@ -289,7 +261,7 @@ typedef struct srv_env {
     unsigned nprogs;
     srv_drc *drc;      /* NULL: no duplicate request cache */
     srv_stats *stats;  /* NULL: no statistics */
-    srv_ratelimit *rl; /* NULL: log every bad call */
+    log_ratelimit *rl; /* NULL: log every bad call */
 } srv_env;
 
 /*
@@ -377,7 +349,7 @@ struct srv_server {
     bool stopping;            /* SIGINT/SIGTERM seen: no new calls */
     int64_t accept_resume_us; /* listener paused (EMFILE) until then; 0 = not */
 
-    srv_ratelimit *rl; /* log lines about misbehaving clients */
+    log_ratelimit *rl; /* log lines about misbehaving clients */
 
     /* workers (srv_worker.c) */
     srv_worker *workers;

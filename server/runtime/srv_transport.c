@@ -84,7 +84,7 @@ struct srv_conn {
     srv_server *srv;
     struct sockaddr_storage peer;
     socklen_t peerlen;
-    char name[SRV_PEER_STRLEN];
+    char name[LOG_PEER_STRLEN];
 
     /* event thread only */
     srv_record rec;
@@ -328,7 +328,7 @@ static void srv_conn_complain(srv_server *s, srv_conn *c, const char *what)
 {
     unsigned suppressed;
 
-    if (!srv_ratelimit_allow(s->rl, (const struct sockaddr *)&c->peer, &suppressed))
+    if (!log_ratelimit_allow(s->rl, (const struct sockaddr *)&c->peer, &suppressed))
         return;
     if (suppressed)
         g_message("connection from %s: %s: closing it (%u similar lines suppressed)", c->name, what,
@@ -436,9 +436,9 @@ static void srv_accept(srv_server *s)
         if (s->nconns >= s->cfg->max_connections) {
             unsigned suppressed;
             srv_stats_event(&s->stats, SRV_EV_CONN_REFUSED);
-            if (srv_ratelimit_allow(s->rl, (struct sockaddr *)&ss, &suppressed)) {
-                char who[SRV_PEER_STRLEN];
-                srv_peer_string((struct sockaddr *)&ss, sl, who, sizeof who);
+            if (log_ratelimit_allow(s->rl, (struct sockaddr *)&ss, &suppressed)) {
+                char who[LOG_PEER_STRLEN];
+                log_peer_string((struct sockaddr *)&ss, sl, who, sizeof who);
                 g_warning("connection from %s refused: %u connections open ([server] "
                           "max_connections)",
                           who, s->nconns);
@@ -455,7 +455,7 @@ static void srv_accept(srv_server *s)
         c->srv = s;
         memcpy(&c->peer, &ss, sl);
         c->peerlen = sl;
-        srv_peer_string((struct sockaddr *)&ss, sl, c->name, sizeof c->name);
+        log_peer_string((struct sockaddr *)&ss, sl, c->name, sizeof c->name);
         srv_record_init(&c->rec, SRV_RECORD_MAX);
         c->last_call_us = srv_now_us();
         pthread_mutex_init(&c->lock, NULL);
@@ -513,9 +513,9 @@ void srv_udp_reply(srv_server *s, const struct sockaddr *peer, socklen_t peerlen
 {
     if (len > SRV_UDP_REPLY_MAX) {
         unsigned suppressed;
-        if (srv_ratelimit_allow(s->rl, peer, &suppressed)) {
-            char who[SRV_PEER_STRLEN];
-            srv_peer_string(peer, peerlen, who, sizeof who);
+        if (log_ratelimit_allow(s->rl, peer, &suppressed)) {
+            char who[LOG_PEER_STRLEN];
+            log_peer_string(peer, peerlen, who, sizeof who);
             g_warning("udp reply of %zu bytes to %s does not fit a datagram: dropped (use TCP "
                       "or a smaller rsize)",
                       len, who);

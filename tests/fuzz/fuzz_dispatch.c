@@ -155,7 +155,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         fprintf(stderr, "fuzz_dispatch: configuration: %s\n", err);
         exit(1);
     }
-    srv_log_setup(getenv("PGNFS_FUZZ_LOG") ? getenv("PGNFS_FUZZ_LOG") : "error");
+    log_setup(getenv("PGNFS_FUZZ_LOG") ? getenv("PGNFS_FUZZ_LOG") : "error");
     GLogLevelFlags fatal = G_LOG_LEVEL_CRITICAL;
     if (!warnings || strcmp(warnings, "ok") != 0)
         fatal |= G_LOG_LEVEL_WARNING;
@@ -177,7 +177,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         .nprogs = nprogs,
         .drc = srv_drc_new(256),
         .stats = &fuzz_stats,
-        .rl = srv_ratelimit_new(1),
+        .rl = log_ratelimit_new(1),
     };
     fuzz_peer.sin_family = AF_INET;
     fuzz_peer.sin_port = htons(700);

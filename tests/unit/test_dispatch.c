@@ -602,7 +602,7 @@ static void test_stats_log(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    srv_log_setup("error"); /* bad-call lines are expected; keep the output readable */
+    log_setup("error"); /* bad-call lines are expected; keep the output readable */
 
     unsigned n = srv_programs_default(progs);
     progs[n++] = (srv_program){
@@ -620,7 +620,7 @@ int main(int argc, char **argv)
         .nprogs = n,
         .drc = srv_drc_new(64),
         .stats = &stats,
-        .rl = srv_ratelimit_new(5),
+        .rl = log_ratelimit_new(5),
     };
 
     g_test_add_func("/dispatch/null", test_null);
@@ -637,6 +637,6 @@ int main(int argc, char **argv)
     g_test_add_func("/dispatch/stats_log", test_stats_log);
     int rc = g_test_run();
     srv_drc_free(env.drc);
-    srv_ratelimit_free(env.rl);
+    log_ratelimit_free(env.rl);
     return rc;
 }
