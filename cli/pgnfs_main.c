@@ -20,7 +20,6 @@
 
 #include "pgnfs_cmd.h"
 #include "log.h"
-#include "srv.h"
 
 const pgnfs_cmd pgnfs_cmds[] = {
     {"serve", "serve NFSv3 from PostgreSQL (embedded cluster unless [database] conninfo is set)",

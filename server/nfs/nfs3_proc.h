@@ -31,6 +31,7 @@
 #include "dbfs.h"
 #include "fh.h"
 #include "srv.h"
+#include "srv_export.h"
 
 /*
  * xdr_void as a srv_proc XDR routine; the cast goes through void (*)(void),

@@ -25,7 +25,7 @@
 #include "cfg.h"
 #include "dbfs.h"
 #include "log.h"
-#include "srv.h"
+#include "srv_run.h"
 
 #define PGNFSD_EXIT_OK    0
 #define PGNFSD_EXIT_FAIL  1

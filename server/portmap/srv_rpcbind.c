@@ -1,7 +1,8 @@
 /*
- * srv_rpcbind.c -- registration of NFS v3 and MOUNT v3 with a portmapper
- * (rpcbind) on 127.0.0.1:111, so that clients that ask it (mount.nfs
- * without port=/mountport=, libnfs without nfsport=) find our port.
+ * srv_rpcbind.c -- registration of the programs the runtime serves (NFS
+ * v3 and MOUNT v3) with a system portmapper (rpcbind) on 127.0.0.1:111,
+ * so that clients that ask it (mount.nfs without port=/mountport=, libnfs
+ * without nfsport=) find our port (srv_pmap.h).
  *
  * We speak PORTMAP version 2 (RFC 1833 section 3) over TCP ourselves:
  * every step has a short deadline (SRV_PMAP_TIMEOUT_MS), so a missing or
@@ -11,7 +12,7 @@
  * UNSET from the loopback address.
  *
  *   register:   NULL (is anyone there?) -- no answer: log, carry on
- *               for NFS and MOUNT: GETPORT tcp -- registered to another
+ *               for each program version: GETPORT tcp -- registered to another
  *               port: leave it (another server owns it), log; else SET
  *               tcp (and udp)
  *   unregister: for what we set: GETPORT tcp still ours? then UNSET
@@ -30,20 +31,12 @@
 
 #include <rpc/rpc.h>
 
-#include "srv_int.h"
+#include <glib.h>
 
-#define SRV_PMAP_PROG       100000u
-#define SRV_PMAP_VERS       2u
-#define SRV_PMAP_NULL       0u
-#define SRV_PMAP_SET        1u
-#define SRV_PMAP_UNSET      2u
-#define SRV_PMAP_GETPORT    3u
-#define SRV_PMAP_PORT       111
+#include "srv_pmap.h"
+#include "srv_record.h"
+
 #define SRV_PMAP_TIMEOUT_MS 1000
-#define SRV_NFS_PROG        100003u
-#define SRV_MOUNT_PROG      100005u
-#define SRV_IPPROTO_TCP     6u
-#define SRV_IPPROTO_UDP     17u
 
 /* Milliseconds left until deadline (monotonic µs), at least 0. */
 static int srv_pmap_left(int64_t deadline)
@@ -78,7 +71,7 @@ static int srv_pmap_wait(int fd, short events, int64_t deadline)
 static int srv_pmap_call(uint32_t proc, const uint32_t mapping[4], uint32_t *result, int timeout_ms)
 {
     int64_t deadline = g_get_monotonic_time() + (int64_t)timeout_ms * 1000;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(SRV_PMAP_PORT)};
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(PGNFS_PMAP_PORT)};
     uint32_t xid = g_random_int(), call[20], n = 0;
     unsigned char reply[512];
     srv_record rec;
@@ -110,8 +103,8 @@ static int srv_pmap_call(uint32_t proc, const uint32_t mapping[4], uint32_t *res
     call[n++] = htonl(xid);
     call[n++] = htonl(CALL);
     call[n++] = htonl(2);
-    call[n++] = htonl(SRV_PMAP_PROG);
-    call[n++] = htonl(SRV_PMAP_VERS);
+    call[n++] = htonl(PGNFS_PMAP_PROG);
+    call[n++] = htonl(PGNFS_PMAP_VERS);
     call[n++] = htonl(proc);
     for (int i = 0; i < 4; i++)
         call[n++] = 0;
@@ -168,12 +161,12 @@ static int srv_pmap_call(uint32_t proc, const uint32_t mapping[4], uint32_t *res
     g_free(r);
     /* xid, REPLY, MSG_ACCEPTED, verf flavor, verf len (0), SUCCESS, result */
     if (len < 24 || ntohl(w[0]) != xid || ntohl(w[1]) != REPLY || ntohl(w[2]) != MSG_ACCEPTED ||
-        ntohl(w[4]) != 0 || ntohl(w[5]) != SUCCESS || (proc != SRV_PMAP_NULL && len < 28)) {
+        ntohl(w[4]) != 0 || ntohl(w[5]) != SUCCESS || (proc != PGNFS_PMAPPROC_NULL && len < 28)) {
         rc = -EPROTO;
         goto out;
     }
     if (result)
-        *result = proc == SRV_PMAP_NULL ? 0 : ntohl(w[6]);
+        *result = proc == PGNFS_PMAPPROC_NULL ? 0 : ntohl(w[6]);
     rc = 0;
 out:
     srv_record_clear(&rec);
@@ -181,85 +174,107 @@ out:
     return rc;
 }
 
-/* Register (prog, 3) for tcp and udp at port; true if anything was set. */
-static bool srv_pmap_register(const char *name, uint32_t prog, unsigned port, bool udp)
+/* Register (prog, vers) for tcp (and udp) at port; true if anything was set. */
+static bool srv_pmap_register(const char *name, uint32_t prog, uint32_t vers, unsigned port,
+                              bool udp)
 {
-    uint32_t m[4] = {prog, 3, SRV_IPPROTO_TCP, port}, res = 0;
+    uint32_t m[4] = {prog, vers, PGNFS_PMAP_IPPROTO_TCP, port}, res = 0;
     int rc;
 
-    rc = srv_pmap_call(SRV_PMAP_GETPORT, m, &res, SRV_PMAP_TIMEOUT_MS);
+    rc = srv_pmap_call(PGNFS_PMAPPROC_GETPORT, m, &res, SRV_PMAP_TIMEOUT_MS);
     if (rc == 0 && res != 0 && res != port) {
-        g_warning("rpcbind: %s v3 is registered at port %u by another server: leaving it (clients "
+        g_warning("rpcbind: %s is registered at port %u by another server: leaving it (clients "
                   "asking rpcbind reach that server; give them port=%u)",
                   name, res, port);
         return false;
     }
     if (rc == 0 && res == port) {
         /* A leftover of an earlier run of ours (or of a crash): replace it. */
-        srv_pmap_call(SRV_PMAP_UNSET, m, &res, SRV_PMAP_TIMEOUT_MS);
+        srv_pmap_call(PGNFS_PMAPPROC_UNSET, m, &res, SRV_PMAP_TIMEOUT_MS);
     }
     bool any = false;
     for (int i = 0; i < (udp ? 2 : 1); i++) {
-        m[2] = i == 0 ? SRV_IPPROTO_TCP : SRV_IPPROTO_UDP;
-        rc = srv_pmap_call(SRV_PMAP_SET, m, &res, SRV_PMAP_TIMEOUT_MS);
+        m[2] = i == 0 ? PGNFS_PMAP_IPPROTO_TCP : PGNFS_PMAP_IPPROTO_UDP;
+        rc = srv_pmap_call(PGNFS_PMAPPROC_SET, m, &res, SRV_PMAP_TIMEOUT_MS);
         if (rc != 0 || res == 0)
-            g_warning("rpcbind: registering %s v3 %s port %u failed: %s", name,
-                      i == 0 ? "tcp" : "udp", port, rc != 0 ? g_strerror(-rc) : "refused");
+            g_warning("rpcbind: registering %s %s port %u failed: %s", name, i == 0 ? "tcp" : "udp",
+                      port, rc != 0 ? g_strerror(-rc) : "refused");
         else
             any = true;
     }
     return any;
 }
 
-void srv_rpcbind_register(srv_rpcbind *r, unsigned port, bool udp)
+/* Collect a served program version (srv_rt_mappings): one entry per
+ * program version and port, udp set when UDP is served too. */
+static void srv_rpcbind_collect(void *user, const srv_program *p, bool tcp, unsigned port)
 {
+    srv_rpcbind *r = user;
+
+    for (unsigned i = 0; i < r->n; i++) {
+        if (r->progs[i].prog == p->prog && r->progs[i].vers == p->vers &&
+            r->progs[i].port == port) {
+            r->progs[i].udp |= !tcp;
+            return;
+        }
+    }
+    if (r->n < SRV_PMAP_MAPS_MAX)
+        r->progs[r->n++] = (srv_rpcbind_prog){p->name, p->prog, p->vers, port, !tcp, false};
+}
+
+void srv_rpcbind_register(srv_rpcbind *r, const srv_rt *rt)
+{
+    GString *done = g_string_new(NULL);
     int rc;
 
     memset(r, 0, sizeof *r);
-    r->port = port;
-    r->udp = udp;
-    rc = srv_pmap_call(SRV_PMAP_NULL, NULL, NULL, SRV_PMAP_TIMEOUT_MS / 2);
+    srv_rt_mappings(rt, srv_rpcbind_collect, r);
+    rc = srv_pmap_call(PGNFS_PMAPPROC_NULL, NULL, NULL, SRV_PMAP_TIMEOUT_MS / 2);
     if (rc != 0) {
+        unsigned port = r->n ? r->progs[0].port : 0;
         g_message("rpcbind: no portmapper answers on 127.0.0.1:111 (%s): not registering; "
                   "clients need port=%u,mountport=%u (libnfs: ?nfsport=%u&mountport=%u)",
                   g_strerror(-rc), port, port, port, port);
+        r->n = 0;
+        g_string_free(done, TRUE);
         return;
     }
-    r->nfs_set = srv_pmap_register("nfs", SRV_NFS_PROG, port, udp);
-    r->mount_set = srv_pmap_register("mount", SRV_MOUNT_PROG, port, udp);
-    if (r->nfs_set || r->mount_set)
-        g_message("rpcbind: registered%s%s v3 on %s port %u", r->nfs_set ? " nfs" : "",
-                  r->mount_set ? " mount" : "", udp ? "tcp and udp" : "tcp", port);
+    for (unsigned i = 0; i < r->n; i++) {
+        r->progs[i].set = srv_pmap_register(r->progs[i].name, r->progs[i].prog, r->progs[i].vers,
+                                            r->progs[i].port, r->progs[i].udp);
+        if (r->progs[i].set)
+            g_string_append_printf(done, " %s (%s port %u)", r->progs[i].name,
+                                   r->progs[i].udp ? "tcp and udp" : "tcp", r->progs[i].port);
+    }
+    if (done->len)
+        g_message("rpcbind: registered%s", done->str);
+    g_string_free(done, TRUE);
 }
 
 bool srv_rpcbind_probe(void)
 {
-    return srv_pmap_call(SRV_PMAP_NULL, NULL, NULL, SRV_PMAP_TIMEOUT_MS / 2) == 0;
+    return srv_pmap_call(PGNFS_PMAPPROC_NULL, NULL, NULL, SRV_PMAP_TIMEOUT_MS / 2) == 0;
 }
 
 void srv_rpcbind_unregister(srv_rpcbind *r)
 {
-    const struct {
-        const char *name;
-        uint32_t prog;
-        bool set;
-    } progs[] = {{"nfs", SRV_NFS_PROG, r->nfs_set}, {"mount", SRV_MOUNT_PROG, r->mount_set}};
-
-    for (size_t i = 0; i < G_N_ELEMENTS(progs); i++) {
-        uint32_t m[4] = {progs[i].prog, 3, SRV_IPPROTO_TCP, r->port}, res = 0;
-        if (!progs[i].set)
+    for (unsigned i = 0; i < r->n; i++) {
+        uint32_t m[4] = {r->progs[i].prog, r->progs[i].vers, PGNFS_PMAP_IPPROTO_TCP,
+                         r->progs[i].port},
+                 res = 0;
+        if (!r->progs[i].set)
             continue;
-        int rc = srv_pmap_call(SRV_PMAP_GETPORT, m, &res, SRV_PMAP_TIMEOUT_MS);
-        if (rc == 0 && res != r->port) {
-            g_message("rpcbind: %s v3 now belongs to port %u: leaving it", progs[i].name, res);
+        r->progs[i].set = false;
+        int rc = srv_pmap_call(PGNFS_PMAPPROC_GETPORT, m, &res, SRV_PMAP_TIMEOUT_MS);
+        if (rc == 0 && res != r->progs[i].port) {
+            g_message("rpcbind: %s now belongs to port %u: leaving it", r->progs[i].name, res);
             continue;
         }
-        rc = srv_pmap_call(SRV_PMAP_UNSET, m, &res, SRV_PMAP_TIMEOUT_MS);
+        rc = srv_pmap_call(PGNFS_PMAPPROC_UNSET, m, &res, SRV_PMAP_TIMEOUT_MS);
         if (rc != 0 || res == 0)
-            g_warning("rpcbind: unregistering %s v3 failed: %s", progs[i].name,
+            g_warning("rpcbind: unregistering %s failed: %s", r->progs[i].name,
                       rc != 0 ? g_strerror(-rc) : "refused");
         else
-            g_message("rpcbind: unregistered %s v3", progs[i].name);
+            g_message("rpcbind: unregistered %s", r->progs[i].name);
     }
-    r->nfs_set = r->mount_set = false;
 }

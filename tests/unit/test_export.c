@@ -10,7 +10,7 @@
 
 #include <glib.h>
 
-#include "srv.h"
+#include "srv_export.h"
 
 typedef struct {
     struct sockaddr_storage ss;
