@@ -253,48 +253,71 @@ static void srv_conn_admission(srv_conn *c)
     }
 }
 
-/* The job op: send a reply record on the job's connection. */
-static void srv_conn_reply(srv_job *job, const void *data, size_t len)
+/* One call of c is finished: reading may resume, or, with nothing left,
+ * the connection shuts down (lock held). */
+static void srv_conn_call_done_locked(srv_conn *c)
 {
-    srv_conn *c = job->sink;
+    c->inflight--;
+    if (srv_conn_finished_locked(c))
+        srv_conn_shut_locked(c);
+    else
+        srv_conn_update_locked(c);
+}
+
+/* Send what the socket takes of mark + data; queue the rest (lock held). */
+static void srv_conn_send_locked(srv_conn *c, const void *data, size_t len)
+{
     unsigned char mark[4];
     size_t sent = 0;
 
     srv_record_mark(mark, len);
-    srv_conn_admission(c); /* decided before the client sees a reply */
-    pthread_mutex_lock(&c->lock);
-    if (c->closed || c->shut)
-        goto out;
     if (g_queue_is_empty(&c->outq)) {
         struct iovec iov[2] = {{mark, 4}, {(void *)data, len}};
         ssize_t k = srv_send_iov(c->fd, iov, 2);
         if (k < 0) {
             g_debug("connection from %s: send: %s", c->name, g_strerror(errno));
             srv_conn_shut_locked(c);
-            goto out;
+            return;
         }
         sent = (size_t)k;
     }
     if (sent < 4 + len)
         srv_conn_queue_locked(c, mark, data, len, sent);
-out:
-    pthread_mutex_unlock(&c->lock);
 }
 
-/* The job op: one call of the connection is finished. */
-static void srv_conn_done(srv_job *job)
+/*
+ * The job op: send a reply record on the job's connection, and count the
+ * call finished under the same lock: whoever looks at the connection
+ * after the client has its reply (the event thread, choosing a
+ * connection to close) finds it idle, unless part of the reply waits in
+ * the queue.
+ */
+static void srv_conn_reply(srv_job *job, const void *data, size_t len)
 {
     srv_conn *c = job->sink;
 
-    srv_job_free(job);
-    srv_conn_admission(c);
+    srv_conn_admission(c); /* decided before the client sees a reply */
     pthread_mutex_lock(&c->lock);
-    c->inflight--;
-    if (srv_conn_finished_locked(c))
-        srv_conn_shut_locked(c);
-    else
-        srv_conn_update_locked(c);
+    job->replied = true;
+    if (!c->closed && !c->shut)
+        srv_conn_send_locked(c, data, len);
+    srv_conn_call_done_locked(c);
     pthread_mutex_unlock(&c->lock);
+}
+
+/* The job op: the job is finished (a call without reply finishes here). */
+static void srv_conn_done(srv_job *job)
+{
+    srv_conn *c = job->sink;
+    bool replied = job->replied;
+
+    srv_job_free(job);
+    if (!replied) {
+        srv_conn_admission(c);
+        pthread_mutex_lock(&c->lock);
+        srv_conn_call_done_locked(c);
+        pthread_mutex_unlock(&c->lock);
+    }
     srv_conn_unref(c);
 }
 

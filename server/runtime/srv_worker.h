@@ -19,10 +19,11 @@ typedef struct srv_job srv_job;
 
 /* Where a job's reply goes. Both are called on the worker's thread. */
 typedef struct {
-    /* Send the reply record rec[0..len) (no record mark). */
+    /* Send the reply record rec[0..len) (no record mark): the call is
+     * finished as far as the client can tell. */
     void (*reply)(srv_job *job, const void *rec, size_t len);
-    /* The call is finished (replied or dropped): release what the job
-     * holds of the sink, then free the job (srv_job_free). */
+    /* The job is finished (replied or dropped): release what it holds of
+     * the sink, then free it (srv_job_free). */
     void (*done)(srv_job *job);
 } srv_job_ops;
 
@@ -33,6 +34,7 @@ struct srv_job {
     srv_origin from;
     unsigned char *rec; /* g_malloc'd, owned by the job */
     size_t len;
+    bool replied; /* the sink's: reply was called */
 };
 
 /* srv_job_free -- free a job and its record (not what sink refers to). */
