@@ -5,7 +5,8 @@
  * RPC-level errors over UDP, clients that connect and send nothing or one
  * byte a second, a connection flood over [server] max_connections (the
  * connections idle longest that never had a call make room; a client
- * already served keeps its connection), a pipelined flood, and the
+ * already served keeps its connection), a pipelined flood, a flood of
+ * forged handles (a few log lines a second, not one per call), and the
  * server's memory under repeated storms.
  *
  * What every case checks besides its own replies: the server does not
@@ -849,6 +850,43 @@ static void test_pipeline_flood(void)
     nr_close(good);
 }
 
+/* ---- log lines a client can provoke ------------------------------------------------- */
+
+/* Occurrences of needle in the server's log. */
+static unsigned log_count(const char *needle)
+{
+    char *log = tl_server_log(pt.server);
+    unsigned n = 0;
+
+    for (const char *p = log; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    g_free(log);
+    return n;
+}
+
+/* 200 GETATTRs with a forged handle: each is answered NFS3ERR_BADHANDLE,
+ * but the log gets at most a few lines a second about that client (the
+ * per-client limit dispatch uses for bad calls: 5 a second), not 200. */
+static void test_bad_handle_log(void)
+{
+    enum { N = 200, PER_SECOND = 5 };
+    nr_ctx *c = pt_open(NULL);
+    nr_fh forged = pt.root;
+    unsigned before = log_count("bad file handle");
+
+    forged.data[forged.len - 1] ^= 0x5a; /* the MAC no longer matches */
+    gint64 t0 = g_get_monotonic_time();
+    for (int i = 0; i < N; i++)
+        pt_stat(c, nr_getattr(c, &forged, NULL), NFS3ERR_BADHANDLE);
+    gint64 secs = (g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
+    /* The lines were written before the replies went out. */
+    unsigned lines = log_count("bad file handle") - before;
+    g_test_message("%d bad handles in %" G_GINT64_FORMAT " s: %u log lines", N, secs, lines);
+    g_assert_cmpuint(lines, >=, 1);
+    g_assert_cmpuint(lines, <=, (unsigned)(PER_SECOND * (secs + 2)));
+    nr_close(c);
+}
+
 /* ---- memory under repeated storms ----------------------------------------------------- */
 
 /* One storm: 40 connections each leave a 1 MiB record half sent; 2000
@@ -974,6 +1012,7 @@ int main(int argc, char **argv)
     pt_add("/hostile/slow_client", test_slow_client);
     pt_add("/hostile/connection_flood", test_connection_flood);
     pt_add("/hostile/pipeline_flood", test_pipeline_flood);
+    pt_add("/hostile/bad_handle_log", test_bad_handle_log);
     pt_add("/hostile/memory", test_memory);
     return pt_run();
 }
