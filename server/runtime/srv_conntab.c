@@ -48,6 +48,10 @@
 
 #include "srv_transport.h"
 
+/* FNV-1a, 32 bits. */
+#define SRV_FNV32_OFFSET 2166136261u
+#define SRV_FNV32_PRIME  16777619u
+
 struct srv_addr_count {
     srv_addr addr; /* the key */
     unsigned n;
@@ -71,10 +75,10 @@ void srv_addr_of(const struct sockaddr *sa, socklen_t len, srv_addr *out)
 static guint srv_addr_hash(gconstpointer p)
 {
     const srv_addr *a = p;
-    uint32_t h = 2166136261u ^ a->family;
+    uint32_t h = SRV_FNV32_OFFSET ^ a->family;
 
     for (unsigned i = 0; i < sizeof a->addr; i++)
-        h = (h ^ a->addr[i]) * 16777619u;
+        h = (h ^ a->addr[i]) * SRV_FNV32_PRIME;
     return h;
 }
 

@@ -9,21 +9,26 @@
  * "TIMESTAMP PROG[PID] INFO pgnfs: " prefix), in this order:
  *
  *   stats: begin reason=REASON uptime_s=SECONDS
- *   stats: proc prog=PROG proc=NAME calls=N errors=N drc_hits=N total_us=N avg_us=N max_us=N
- * round_trips=N
+ *   stats: proc prog=PROG proc=NAME calls=N errors=N drc_hits=N total_us=N
+ *          avg_us=N max_us=N round_trips=N
  *   ...    (one "proc" line per procedure called at least once, in program
- *           and procedure-number order)
- *   stats: rpc bad_call=N rpc_mismatch=N prog_unavail=N prog_mismatch=N proc_unavail=N auth_error=N
- * drc_drop=N no_db=N bad_record=N conn_refused=N udp_drop=N stats: end
+ *           registration and procedure-number order)
+ *   stats: rpc bad_call=N rpc_mismatch=N prog_unavail=N prog_mismatch=N
+ *          proc_unavail=N auth_error=N drc_drop=N no_db=N bad_record=N
+ *          conn_refused=N udp_drop=N conn_evicted=N conn_not_admitted=N
+ *   stats: end
  *
- * PROG is "nfs3" or "mount3"; NAME is the procedure's name from its table
+ * (each line is one line; they are wrapped here). PROG is the program's
+ * registered name ("nfs3", "mount3", "pmap2"); NAME is the procedure's name
+ * from its table
  * ("GETATTR"). Every value is a decimal integer (microseconds truncated);
  * fields are "key=value" separated by one space; new fields are only ever
  * appended at the end of a line. REASON is "shutdown" or "SIGUSR1".
  * Counters are cumulative since the server started.
  *
  *   errors       RPC-level error replies for this procedure (GARBAGE_ARGS,
- *                AUTH_ERROR, SYSTEM_ERR); NFS status errors are not counted
+ *                AUTH_ERROR, SYSTEM_ERR); a program's own error statuses
+ *                (NFS3ERR_NOENT, ...) are not counted
  *   drc_hits     replies replayed from the duplicate request cache (these
  *                are included in calls and take no round trips)
  *   round_trips  database round trips made by the handler
@@ -45,6 +50,10 @@
 #include <string.h>
 
 #include "srv_stats.h"
+
+#define SRV_NS_PER_US  1000u
+#define SRV_US_PER_SEC 1e6
+#define SRV_NS_PER_SEC 1e9
 
 static const char *const srv_stats_event_names[SRV_EV_N] = {
     [SRV_EV_BAD_CALL] = "bad_call",
@@ -119,7 +128,7 @@ void srv_stats_clear(srv_stats *s)
 /* The histogram bucket of a call that took ns nanoseconds. */
 static unsigned srv_stats_bucket(uint64_t ns)
 {
-    uint64_t us = (ns + 999) / 1000;
+    uint64_t us = (ns + SRV_NS_PER_US - 1) / SRV_NS_PER_US; /* rounded up */
     unsigned b = 0;
 
     while (b < SRV_STATS_BUCKETS - 1 && us > srv_stats_bucket_us[b])
@@ -165,16 +174,16 @@ void srv_stats_log(const srv_stats *s, const char *reason)
         for (unsigned i = 0; i < prog->nprocs; i++) {
             const srv_stat_proc *c = &s->progs[p].procs[i];
             uint64_t calls = atomic_load(&c->calls);
-            if (calls == 0)
+            if (calls == 0 || !prog->procs[i].name)
                 continue;
-            uint64_t total_us = atomic_load(&c->total_ns) / 1000;
+            uint64_t total_us = atomic_load(&c->total_ns) / SRV_NS_PER_US;
             g_message("stats: proc prog=%s proc=%s calls=%" G_GUINT64_FORMAT
                       " errors=%" G_GUINT64_FORMAT " drc_hits=%" G_GUINT64_FORMAT
                       " total_us=%" G_GUINT64_FORMAT " avg_us=%" G_GUINT64_FORMAT
                       " max_us=%" G_GUINT64_FORMAT " round_trips=%" G_GUINT64_FORMAT,
                       prog->name, prog->procs[i].name ? prog->procs[i].name : "?", calls,
                       (uint64_t)atomic_load(&c->errors), (uint64_t)atomic_load(&c->drc_hits),
-                      total_us, total_us / calls, (uint64_t)atomic_load(&c->max_ns) / 1000,
+                      total_us, total_us / calls, (uint64_t)atomic_load(&c->max_ns) / SRV_NS_PER_US,
                       (uint64_t)atomic_load(&c->round_trips));
         }
     }
@@ -226,7 +235,8 @@ static void srv_stats_head(GString *out, const char *name, const char *type, con
     g_string_append_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-void srv_stats_metrics(const srv_stats *s, GString *out)
+/* The per-procedure counters, one series per served procedure. */
+static void srv_stats_metrics_counters(const srv_stats *s, GString *out)
 {
     static const struct {
         const char *name, *help;
@@ -243,10 +253,6 @@ void srv_stats_metrics(const srv_stats *s, GString *out)
          offsetof(srv_stat_proc, round_trips)},
     };
 
-    g_string_append_printf(out,
-                           "# HELP pgnfs_uptime_seconds Seconds since the server started.\n"
-                           "# TYPE pgnfs_uptime_seconds gauge\npgnfs_uptime_seconds %.3f\n",
-                           (double)(g_get_monotonic_time() - s->start_us) / G_USEC_PER_SEC);
     for (size_t k = 0; k < G_N_ELEMENTS(counters); k++) {
         srv_stats_head(out, counters[k].name, "counter", counters[k].help);
         for (unsigned p = 0; p < s->nprogs; p++) {
@@ -255,53 +261,47 @@ void srv_stats_metrics(const srv_stats *s, GString *out)
                 const atomic_uint_fast64_t *v =
                     (const atomic_uint_fast64_t *)((const char *)&s->progs[p].procs[i] +
                                                    counters[k].offset);
-                g_string_append_printf(out, "%s{prog=\"%s\",proc=\"%s\"} %" G_GUINT64_FORMAT "\n",
-                                       counters[k].name, prog->name,
-                                       prog->procs[i].name ? prog->procs[i].name : "?",
-                                       (uint64_t)atomic_load(v));
+                if (prog->procs[i].name)
+                    g_string_append_printf(out,
+                                           "%s{prog=\"%s\",proc=\"%s\"} %" G_GUINT64_FORMAT "\n",
+                                           counters[k].name, prog->name, prog->procs[i].name,
+                                           (uint64_t)atomic_load(v));
             }
         }
     }
+}
 
-    srv_stats_head(out, "pgnfs_rpc_duration_seconds", "histogram",
-                   "Time from a call's arrival at a worker to its encoded reply.");
-    for (unsigned p = 0; p < s->nprogs; p++) {
-        const srv_program *prog = s->progs[p].prog;
-        for (unsigned i = 0; i < prog->nprocs; i++) {
-            const srv_stat_proc *c = &s->progs[p].procs[i];
-            const char *name = prog->procs[i].name ? prog->procs[i].name : "?";
-            uint64_t cum = 0;
-            if (atomic_load(&c->calls) == 0)
-                continue; /* an empty histogram tells nothing: keep the page short */
-            for (unsigned b = 0; b < SRV_STATS_BUCKETS; b++) {
-                cum += atomic_load(&c->hist[b]);
-                if (b < SRV_STATS_BUCKETS - 1)
-                    g_string_append_printf(out,
-                                           "pgnfs_rpc_duration_seconds_bucket{prog=\"%s\","
-                                           "proc=\"%s\",le=\"%g\"} %" G_GUINT64_FORMAT "\n",
-                                           prog->name, name, (double)srv_stats_bucket_us[b] / 1e6,
-                                           cum);
-                else
-                    g_string_append_printf(out,
-                                           "pgnfs_rpc_duration_seconds_bucket{prog=\"%s\","
-                                           "proc=\"%s\",le=\"+Inf\"} %" G_GUINT64_FORMAT "\n",
-                                           prog->name, name, cum);
-            }
+/* The latency histogram of one procedure (prog, name) with counters c. */
+static void srv_stats_metrics_histogram(const char *prog, const char *name, const srv_stat_proc *c,
+                                        GString *out)
+{
+    uint64_t cum = 0;
+
+    for (unsigned b = 0; b < SRV_STATS_BUCKETS; b++) {
+        cum += atomic_load(&c->hist[b]);
+        if (b < SRV_STATS_BUCKETS - 1)
             g_string_append_printf(out,
-                                   "pgnfs_rpc_duration_seconds_sum{prog=\"%s\",proc=\"%s\"} %.9f\n"
-                                   "pgnfs_rpc_duration_seconds_count{prog=\"%s\",proc=\"%s\"} "
-                                   "%" G_GUINT64_FORMAT "\n",
-                                   prog->name, name, (double)atomic_load(&c->total_ns) / 1e9,
-                                   prog->name, name, cum);
-        }
+                                   "pgnfs_rpc_duration_seconds_bucket{prog=\"%s\","
+                                   "proc=\"%s\",le=\"%g\"} %" G_GUINT64_FORMAT "\n",
+                                   prog, name, (double)srv_stats_bucket_us[b] / SRV_US_PER_SEC,
+                                   cum);
+        else
+            g_string_append_printf(out,
+                                   "pgnfs_rpc_duration_seconds_bucket{prog=\"%s\","
+                                   "proc=\"%s\",le=\"+Inf\"} %" G_GUINT64_FORMAT "\n",
+                                   prog, name, cum);
     }
+    g_string_append_printf(out,
+                           "pgnfs_rpc_duration_seconds_sum{prog=\"%s\",proc=\"%s\"} %.9f\n"
+                           "pgnfs_rpc_duration_seconds_count{prog=\"%s\",proc=\"%s\"} "
+                           "%" G_GUINT64_FORMAT "\n",
+                           prog, name, (double)atomic_load(&c->total_ns) / SRV_NS_PER_SEC, prog,
+                           name, cum);
+}
 
-    srv_stats_head(out, "pgnfs_rpc_events_total", "counter",
-                   "RPC-level events not tied to one procedure.");
-    for (unsigned e = 0; e < SRV_EV_N; e++)
-        g_string_append_printf(out, "pgnfs_rpc_events_total{event=\"%s\"} %" G_GUINT64_FORMAT "\n",
-                               srv_stats_event_names[e], (uint64_t)atomic_load(&s->events[e]));
-
+/* Replies by status, for the programs that count them. */
+static void srv_stats_metrics_statuses(const srv_stats *s, GString *out)
+{
     for (unsigned p = 0; p < s->nprogs; p++) {
         const srv_program *prog = s->progs[p].prog;
         if (!prog->status_metric || prog->nstatuses == 0)
@@ -313,6 +313,32 @@ void srv_stats_metrics(const srv_stats *s, GString *out)
                                    prog->status_metric, prog->statuses[i].name,
                                    (uint64_t)atomic_load(&s->progs[p].statuses[i]));
     }
+}
+
+void srv_stats_metrics(const srv_stats *s, GString *out)
+{
+    g_string_append_printf(out,
+                           "# HELP pgnfs_uptime_seconds Seconds since the server started.\n"
+                           "# TYPE pgnfs_uptime_seconds gauge\npgnfs_uptime_seconds %.3f\n",
+                           (double)(g_get_monotonic_time() - s->start_us) / G_USEC_PER_SEC);
+    srv_stats_metrics_counters(s, out);
+    srv_stats_head(out, "pgnfs_rpc_duration_seconds", "histogram",
+                   "Time from a call's arrival at a worker to its encoded reply.");
+    for (unsigned p = 0; p < s->nprogs; p++) {
+        const srv_program *prog = s->progs[p].prog;
+        for (unsigned i = 0; i < prog->nprocs; i++) {
+            /* An empty histogram tells nothing: keep the page short. */
+            if (prog->procs[i].name && atomic_load(&s->progs[p].procs[i].calls) > 0)
+                srv_stats_metrics_histogram(prog->name, prog->procs[i].name, &s->progs[p].procs[i],
+                                            out);
+        }
+    }
+    srv_stats_head(out, "pgnfs_rpc_events_total", "counter",
+                   "RPC-level events not tied to one procedure.");
+    for (unsigned e = 0; e < SRV_EV_N; e++)
+        g_string_append_printf(out, "pgnfs_rpc_events_total{event=\"%s\"} %" G_GUINT64_FORMAT "\n",
+                               srv_stats_event_names[e], (uint64_t)atomic_load(&s->events[e]));
+    srv_stats_metrics_statuses(s, out);
     srv_stats_head(out, "pgnfs_db_connected", "gauge",
                    "1 if the last call that needed the database had a connection, else 0.");
     g_string_append_printf(out, "pgnfs_db_connected %d\n", atomic_load(&s->db_connected));
