@@ -20,6 +20,19 @@
 /* With port 0, TCP picks the port and UDP must get the same one: tries. */
 #define SRV_BIND_TRIES 20
 
+/* Watch fd for EPOLLIN on t's epoll, naming tag. Returns 0, or -1 after
+ * logging why. */
+static int srv_listen_watch(srv_transport *t, int fd, srv_fd_tag *tag)
+{
+    struct epoll_event e = {.events = EPOLLIN, .data.ptr = tag};
+
+    if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &e) != 0) {
+        g_critical("epoll_ctl: %s", g_strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* Parse addr with port into ss. Returns 0, or -EINVAL for no numeric address. */
 static int srv_listen_addr(const char *addr, unsigned port, struct sockaddr_storage *ss,
                            socklen_t *len)
@@ -151,8 +164,8 @@ srv_listener *srv_listen_add(srv_transport *t, const srv_listen *spec, unsigned 
     l->record_max = spec->record_max ? spec->record_max : SRV_RECORD_MAX;
     atomic_init(&l->udp_pending, 0);
     if ((rc = srv_listen_bind(l, spec, failed)) != 0 ||
-        srv_transport_add_fd(t, l->tcp_fd, &l->tcp_tag) != 0 ||
-        (l->udp_fd >= 0 && srv_transport_add_fd(t, l->udp_fd, &l->udp_tag) != 0)) {
+        srv_listen_watch(t, l->tcp_fd, &l->tcp_tag) != 0 ||
+        (l->udp_fd >= 0 && srv_listen_watch(t, l->udp_fd, &l->udp_tag) != 0)) {
         srv_listener_free(l);
         *err = rc ? rc : -EIO;
         return NULL;
@@ -227,6 +240,6 @@ void srv_listen_resume(srv_listener *l, int64_t now)
 {
     if (l->accept_resume_us && now >= l->accept_resume_us && l->tcp_fd >= 0) {
         l->accept_resume_us = 0;
-        srv_transport_add_fd(l->t, l->tcp_fd, &l->tcp_tag);
+        srv_listen_watch(l->t, l->tcp_fd, &l->tcp_tag);
     }
 }

@@ -44,7 +44,8 @@
 #define SRV_FLUSH_TIMEOUT_S 5
 #define SRV_WAIT_MS         1000
 
-int srv_transport_add_fd(srv_transport *t, int fd, srv_fd_tag *tag)
+/* Watch fd for EPOLLIN, naming tag. Returns 0, or -1 after logging why. */
+static int srv_transport_add_fd(srv_transport *t, int fd, srv_fd_tag *tag)
 {
     struct epoll_event e = {.events = EPOLLIN, .data.ptr = tag};
 

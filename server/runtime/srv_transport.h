@@ -243,10 +243,6 @@ void srv_udp_readable(srv_listener *l);
 srv_transport *srv_transport_new(unsigned max_conns, unsigned max_per_addr, srv_stats *stats,
                                  log_ratelimit *rl);
 
-/* srv_transport_add_fd -- register fd with epoll for EPOLLIN, naming tag.
- * Returns 0, or -1 after logging why. */
-int srv_transport_add_fd(srv_transport *t, int fd, srv_fd_tag *tag);
-
 /*
  * srv_transport_loop -- the event thread: accept, read, hand calls to the
  * workers, flush output, close idle connections, until SIGINT/SIGTERM;
