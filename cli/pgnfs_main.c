@@ -19,7 +19,7 @@
 #include <glib.h>
 
 #include "pgnfs_cmd.h"
-#include "srv.h"
+#include "log.h"
 
 const pgnfs_cmd pgnfs_cmds[] = {
     {"serve", "serve NFSv3 from PostgreSQL (embedded cluster unless [database] conninfo is set)",
@@ -99,7 +99,7 @@ int main(int argc, char **argv)
         return PGNFS_EXIT_USAGE;
     }
     /* The level was validated by cfg_load. */
-    srv_log_setup(!cmd->chatty && strcmp(c->log_level, "info") == 0 ? "warning" : c->log_level);
+    log_setup(!cmd->chatty && strcmp(c->log_level, "info") == 0 ? "warning" : c->log_level);
     rc = cmd->run(c, sub_argc, sub_argv);
     cfg_free(c);
     return rc;

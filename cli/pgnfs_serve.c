@@ -11,7 +11,7 @@
 #include <glib.h>
 
 #include "pgnfs_cmd.h"
-#include "srv.h"
+#include "srv_run.h"
 
 /* pgnfs_database -- see pgnfs_cmd.h. */
 const char *pgnfs_database(const cfg *c, emb_cluster **cluster)

@@ -82,6 +82,8 @@ static const cfg_key cfg_keys[] = {
     {"server", "rpcbind", CFG_T_BOOL, offsetof(cfg, rpcbind), "true", 0, 0, NULL, false},
     {"server", "max_connections", CFG_T_UINT, offsetof(cfg, max_connections), "1024", 1, 65536,
      NULL, false},
+    {"server", "max_connections_per_address", CFG_T_UINT,
+     offsetof(cfg, max_connections_per_address), "128", 0, 65536, NULL, false},
     {"server", "drc_entries", CFG_T_UINT, offsetof(cfg, drc_entries), "4096", 0, 1048576, NULL,
      false},
     {"server", "portmap", CFG_T_CHOICE, offsetof(cfg, portmap), "auto", 0, 0, cfg_portmap_modes,

@@ -57,15 +57,16 @@ typedef struct {
     char *pg_bindir; /* "" = find initdb/pg_ctl */
     char *pg_user;   /* OS user the cluster runs as when started by root; default "postgres" */
     /* [server] */
-    char *listen;             /* address; default "0.0.0.0" */
-    unsigned port;            /* NFS and MOUNT, TCP and UDP; default 2049 */
-    unsigned threads;         /* worker threads = database connections; default 4 */
-    bool udp;                 /* default true */
-    bool rpcbind;             /* register with a running rpcbind; default true */
-    unsigned max_connections; /* TCP clients at once; default 1024 */
-    unsigned drc_entries;     /* duplicate request cache size; default 4096 */
-    char *portmap;            /* built-in portmapper: auto, on, off; default auto */
-    unsigned portmap_port;    /* its port, TCP and UDP; default 111 */
+    char *listen;                         /* address; default "0.0.0.0" */
+    unsigned port;                        /* NFS and MOUNT, TCP and UDP; default 2049 */
+    unsigned threads;                     /* worker threads = database connections; default 4 */
+    bool udp;                             /* default true */
+    bool rpcbind;                         /* register with a running rpcbind; default true */
+    unsigned max_connections;             /* TCP clients at once; default 1024 */
+    unsigned max_connections_per_address; /* from one client address; 0 = no cap; default 128 */
+    unsigned drc_entries;                 /* duplicate request cache size; default 4096 */
+    char *portmap;                        /* built-in portmapper: auto, on, off; default auto */
+    unsigned portmap_port;                /* its port, TCP and UDP; default 111 */
     /* [metrics] (Prometheus text format over HTTP, srv_metrics.c) */
     bool metrics_enable;   /* default false */
     char *metrics_listen;  /* address; default "127.0.0.1" */

@@ -1,6 +1,6 @@
 /*
- * srv_export.c -- who an export admits, and as whom (srv.h):
- * srv_client_match() and srv_cred_squash().
+ * srv_export.c -- who an export admits, and as whom (srv_export.h):
+ * srv_client_match(), srv_export_admits() and srv_cred_squash().
  *
  * NOTES
  *   Client patterns are tried in the order of the export line and the first
@@ -16,7 +16,7 @@
  *   peer's ("localhost" admits 127.0.0.1, and ::1 where the resolver lists
  *   it). A name that does not resolve admits nobody.
  *
- *   No state: both functions read only their arguments.
+ *   No state: the functions read only their arguments.
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -25,7 +25,7 @@
 
 #include <glib.h>
 
-#include "srv.h"
+#include "srv_export.h"
 
 /* An address as family + bytes, IPv4-mapped IPv6 folded to IPv4. */
 typedef struct {
@@ -135,6 +135,14 @@ const cfg_client *srv_client_match(const cfg_export *e, const struct sockaddr *p
     return NULL;
 }
 
+bool srv_export_admits(const cfg *c, const struct sockaddr *peer, socklen_t peerlen)
+{
+    for (unsigned i = 0; c && i < c->nexports; i++)
+        if (srv_client_match(&c->exports[i], peer, peerlen))
+            return true;
+    return false;
+}
+
 void srv_cred_squash(const srv_authsys *a, const cfg_client *c, dbfs_cred *out)
 {
     /* exports(5) defaults, for a caller that has no client entry. */
@@ -162,22 +170,4 @@ void srv_cred_squash(const srv_authsys *a, const cfg_client *c, dbfs_cred *out)
             if (out->groups[i] == 0)
                 out->groups[i] = c->anongid;
     }
-}
-
-void srv_peer_host(const srv_req *req, char *buf, size_t len)
-{
-    if (getnameinfo((const struct sockaddr *)&req->peer, req->peerlen, buf, (socklen_t)len, NULL, 0,
-                    NI_NUMERICHOST) != 0)
-        g_strlcpy(buf, "?", len);
-}
-
-unsigned srv_peer_port(const srv_req *req)
-{
-    const struct sockaddr *sa = (const struct sockaddr *)&req->peer;
-
-    if (sa->sa_family == AF_INET)
-        return ntohs(((const struct sockaddr_in *)sa)->sin_port);
-    if (sa->sa_family == AF_INET6)
-        return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
-    return 65535;
 }

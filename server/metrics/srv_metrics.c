@@ -42,11 +42,12 @@
 
 #include <microhttpd.h>
 
-#include "srv_int.h"
+#include "srv_metrics.h"
 
 struct srv_metrics {
     struct MHD_Daemon *daemon;
-    srv_server *srv;
+    srv_rt *rt;
+    dbfs *fs;
     unsigned port; /* the port actually bound */
 };
 
@@ -56,10 +57,10 @@ struct srv_metrics {
  * misses, inserts, evictions, invalidations, refused fills (counters);
  * entries, capacity, enabled (gauges).
  */
-static void srv_metrics_caches(srv_server *s, GString *out)
+static void srv_metrics_caches(dbfs *fs, GString *out)
 {
     dbfs_cache_figures f[DBFS_CACHES_MAX];
-    unsigned n = dbfs_cache_stats(s->ctx.fs, f, DBFS_CACHES_MAX);
+    unsigned n = dbfs_cache_stats(fs, f, DBFS_CACHES_MAX);
     static const struct {
         const char *name, *type, *help;
         size_t offset; /* of a uint64_t in dbfs_cache_figures */
@@ -105,7 +106,7 @@ static void srv_metrics_caches(srv_server *s, GString *out)
  * flushes, bytes flushed, flushes failed for good (counters). All zero
  * but the limit when the buffer is off.
  */
-static void srv_metrics_writeback(srv_server *s, GString *out)
+static void srv_metrics_writeback(dbfs *fs, GString *out)
 {
     dbfs_wb_stats w;
     static const struct {
@@ -131,7 +132,7 @@ static void srv_metrics_writeback(srv_server *s, GString *out)
          offsetof(dbfs_wb_stats, errors)},
     };
 
-    dbfs_wb_figures(s->ctx.fs, &w);
+    dbfs_wb_figures(fs, &w);
     g_string_append_printf(out,
                            "# HELP pgnfs_writeback_enabled 1 when UNSTABLE writes are buffered.\n"
                            "# TYPE pgnfs_writeback_enabled gauge\n"
@@ -150,34 +151,17 @@ static void srv_metrics_writeback(srv_server *s, GString *out)
                            (double)w.oldest_age_ms / 1000.0);
 }
 
-void srv_metrics_text(srv_server *s, GString *out)
+/* The whole page: build, the runtime's figures, caches, write-back. */
+static void srv_metrics_text(srv_metrics *m, GString *out)
 {
-    unsigned pending = 0;
-
     g_string_append_printf(out,
                            "# HELP pgnfs_build_info The pgnfs version serving.\n"
                            "# TYPE pgnfs_build_info gauge\n"
                            "pgnfs_build_info{version=\"%s\"} 1\n",
                            PGNFS_VERSION);
-    srv_stats_metrics(&s->stats, out);
-    for (unsigned i = 0; i < s->nworkers; i++)
-        pending += atomic_load(&s->workers[i].pending);
-    g_string_append_printf(out,
-                           "# HELP pgnfs_workers Worker threads, each with one database "
-                           "connection.\n"
-                           "# TYPE pgnfs_workers gauge\n"
-                           "pgnfs_workers %u\n"
-                           "# HELP pgnfs_calls_in_progress Calls queued for or running on a "
-                           "worker.\n"
-                           "# TYPE pgnfs_calls_in_progress gauge\n"
-                           "pgnfs_calls_in_progress %u\n"
-                           "# HELP pgnfs_drc_entries Replies held by the duplicate request "
-                           "cache.\n"
-                           "# TYPE pgnfs_drc_entries gauge\n"
-                           "pgnfs_drc_entries %u\n",
-                           s->nworkers, pending, s->env.drc ? srv_drc_count(s->env.drc) : 0);
-    srv_metrics_caches(s, out);
-    srv_metrics_writeback(s, out);
+    srv_rt_metrics(m->rt, out);
+    srv_metrics_caches(m->fs, out);
+    srv_metrics_writeback(m->fs, out);
 }
 
 /* A response from a malloc'd copy of text, with the given status. */
@@ -224,7 +208,7 @@ static enum MHD_Result srv_metrics_handler(void *cls, struct MHD_Connection *con
         return srv_metrics_send(conn, MHD_HTTP_NOT_FOUND, "text/plain", not_found,
                                 sizeof not_found - 1);
     GString *page = g_string_sized_new(16384);
-    srv_metrics_text(m->srv, page);
+    srv_metrics_text(m, page);
     enum MHD_Result ret =
         srv_metrics_send(conn, MHD_HTTP_OK, "text/plain; version=0.0.4", page->str, page->len);
     g_string_free(page, TRUE);
@@ -241,9 +225,8 @@ static void srv_metrics_log(void *cls, const char *fmt, va_list ap)
     g_free(msg);
 }
 
-int srv_metrics_start(srv_server *s, srv_metrics **out)
+int srv_metrics_start(const cfg *c, srv_rt *rt, dbfs *fs, srv_metrics **out)
 {
-    const cfg *c = s->cfg;
     struct sockaddr_storage ss;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     srv_metrics *m;
@@ -266,7 +249,8 @@ int srv_metrics_start(srv_server *s, srv_metrics **out)
         return -1;
     }
     m = g_new0(srv_metrics, 1);
-    m->srv = s;
+    m->rt = rt;
+    m->fs = fs;
     /* The logger first: libmicrohttpd complains (on stderr) otherwise. */
     m->daemon =
         MHD_start_daemon(flags, (uint16_t)c->metrics_port, NULL, NULL, srv_metrics_handler, m,

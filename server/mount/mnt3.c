@@ -1,7 +1,9 @@
 /*
  * mnt3.c -- the MOUNT version 3 protocol (program 100005, RFC 1813
- * section 5): NULL, MNT, DUMP, UMNT, UMNTALL, EXPORT, and the table
- * mnt3_procs[].
+ * section 5): NULL, MNT, DUMP, UMNT, UMNTALL, EXPORT, and the program as
+ * it registers with the RPC runtime (mnt3_program.h). Without a database
+ * connection MOUNT calls other than NULL are dropped: the client retries
+ * (MOUNT has no "try again later" status).
  *
  * NOTES
  *   MNT accepts an export's path or any directory below it, as Linux
@@ -38,6 +40,7 @@
 
 #include <glib.h>
 
+#include "mnt3_program.h"
 #include "mount3.h"
 #include "nfs3_proc.h"
 
@@ -369,7 +372,7 @@ static void mnt3_proc_export(srv_req *req, void *argp, void *resp)
     *res = head;
 }
 
-const srv_proc mnt3_procs[] = {
+static const srv_proc mnt3_procs[] = {
     [MOUNTPROC3_NULL] = {.name = "NULL",
                          .args_xdr = NFS3_XDR_VOID,
                          .res_xdr = NFS3_XDR_VOID,
@@ -401,4 +404,12 @@ const srv_proc mnt3_procs[] = {
                            .handler = mnt3_proc_export},
 };
 
-const unsigned mnt3_nprocs = sizeof mnt3_procs / sizeof mnt3_procs[0];
+const srv_program mnt3_program = {
+    .name = "mount3",
+    .prog = MOUNT_PROGRAM,
+    .vers = MOUNT_V3,
+    .procs = mnt3_procs,
+    .nprocs = G_N_ELEMENTS(mnt3_procs),
+    .auth = SRV_AUTH_SYS,
+    .needs_db = true,
+};

@@ -36,6 +36,7 @@
 #include "dbfs.h"
 #include "fh.h"
 #include "srv.h"
+#include "srv_export.h"
 
 /*
  * xdr_void as a srv_proc XDR routine; the cast goes through void (*)(void),
@@ -182,12 +183,14 @@ bool_t nfs3_args_link(XDR *x, LINK3args *a);
 
 /*
  * nfs3_fh_in -- the file named by handle `in`, and the caller as the
- * handle's export sees him. Decodes and authenticates the handle
- * (NFS3ERR_BADHANDLE; NFS3ERR_STALE for another file system or an export
- * index beyond the configuration), checks that the export admits the
- * client (NFS3ERR_ACCES with a log line; a `secure` export also needs a
+ * handle's export sees him. Decodes and authenticates the handle (-EBADF:
+ * NFS3ERR_BADHANDLE; -ESTALE: NFS3ERR_STALE for another file system or an
+ * export index beyond the configuration), checks that the export admits
+ * the client (-EACCES: NFS3ERR_ACCES; a `secure` export also needs a
  * source port below 1024), and sets req->export, req->client and req->cred.
- * Returns NFS3_OK with *out filled; on error *out and req are unchanged.
+ * Statuses come from nfs3_errno_to_stat; every refusal is logged, at most
+ * a few lines a second per client address (srv_req_complain). Returns
+ * NFS3_OK with *out filled; on error *out and req are unchanged.
  */
 nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out);
 

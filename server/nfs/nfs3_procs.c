@@ -1,6 +1,17 @@
 /*
- * nfs3_procs.c -- the NFS version 3 procedure table (program 100003,
- * version 3, RFC 1813 section 3.3), indexed by procedure number.
+ * nfs3_procs.c -- the NFS version 3 program as the RPC runtime sees it
+ * (nfs3_program.h): the procedure table (program 100003, version 3, RFC
+ * 1813 section 3.3), indexed by procedure number, and what the runtime
+ * must know about NFSv3 results.
+ *
+ * JUKEBOX without a handler: every NFSv3 result (RFC 1813) is a union
+ * whose discriminant, the nfsstat3 status, is its first member, and every
+ * failure arm holds only post_op_attr/wcc_data whose zeroed form encodes
+ * "no attributes". So a zeroed result with its status set to
+ * nfs3_errno_to_stat(-EAGAIN) (NFS3ERR_JUKEBOX: "try again later") is a
+ * complete, valid reply for every procedure; the runtime answers it when
+ * a worker has no database connection, and never replays it from the
+ * duplicate request cache (nothing was done).
  *
  * NOTES
  *   Non-idempotent procedures -- those whose second execution differs
@@ -12,7 +23,12 @@
  *   routines of nfs3_args.c (NFS3_PROC_DEC), which refuse a name holding a
  *   NUL or '/' (GARBAGE_ARGS) before any handler runs.
  */
+#include <errno.h>
+
+#include <glib.h>
+
 #include "nfs3_proc.h"
+#include "nfs3_program.h"
 
 #define NFS3_PROC_DEC(num, nm, args, dec, res, fn, nonidem)                                        \
     [num] = {.name = nm,                                                                           \
@@ -26,7 +42,7 @@
 #define NFS3_PROC(num, nm, args, res, fn, nonidem)                                                 \
     NFS3_PROC_DEC(num, nm, args, xdr_##args, res, fn, nonidem)
 
-const srv_proc nfs3_procs[] = {
+static const srv_proc nfs3_procs[] = {
     [NFSPROC3_NULL] = {.name = "NULL",
                        .args_xdr = NFS3_XDR_VOID,
                        .res_xdr = NFS3_XDR_VOID,
@@ -68,4 +84,76 @@ const srv_proc nfs3_procs[] = {
     NFS3_PROC(NFSPROC3_COMMIT, "COMMIT", COMMIT3args, COMMIT3res, nfs3_proc_commit, false),
 };
 
-const unsigned nfs3_nprocs = sizeof nfs3_procs / sizeof nfs3_procs[0];
+/* NFSv3 statuses (RFC 1813 section 2.6) by name, for the statistics. */
+static const srv_status nfs3_statuses[] = {
+    {NFS3_OK, "NFS3_OK"},
+    {NFS3ERR_PERM, "NFS3ERR_PERM"},
+    {NFS3ERR_NOENT, "NFS3ERR_NOENT"},
+    {NFS3ERR_IO, "NFS3ERR_IO"},
+    {NFS3ERR_NXIO, "NFS3ERR_NXIO"},
+    {NFS3ERR_ACCES, "NFS3ERR_ACCES"},
+    {NFS3ERR_EXIST, "NFS3ERR_EXIST"},
+    {NFS3ERR_XDEV, "NFS3ERR_XDEV"},
+    {NFS3ERR_NODEV, "NFS3ERR_NODEV"},
+    {NFS3ERR_NOTDIR, "NFS3ERR_NOTDIR"},
+    {NFS3ERR_ISDIR, "NFS3ERR_ISDIR"},
+    {NFS3ERR_INVAL, "NFS3ERR_INVAL"},
+    {NFS3ERR_FBIG, "NFS3ERR_FBIG"},
+    {NFS3ERR_NOSPC, "NFS3ERR_NOSPC"},
+    {NFS3ERR_ROFS, "NFS3ERR_ROFS"},
+    {NFS3ERR_MLINK, "NFS3ERR_MLINK"},
+    {NFS3ERR_NAMETOOLONG, "NFS3ERR_NAMETOOLONG"},
+    {NFS3ERR_NOTEMPTY, "NFS3ERR_NOTEMPTY"},
+    {NFS3ERR_DQUOT, "NFS3ERR_DQUOT"},
+    {NFS3ERR_STALE, "NFS3ERR_STALE"},
+    {NFS3ERR_REMOTE, "NFS3ERR_REMOTE"},
+    {NFS3ERR_BADHANDLE, "NFS3ERR_BADHANDLE"},
+    {NFS3ERR_NOT_SYNC, "NFS3ERR_NOT_SYNC"},
+    {NFS3ERR_BAD_COOKIE, "NFS3ERR_BAD_COOKIE"},
+    {NFS3ERR_NOTSUPP, "NFS3ERR_NOTSUPP"},
+    {NFS3ERR_TOOSMALL, "NFS3ERR_TOOSMALL"},
+    {NFS3ERR_SERVERFAULT, "NFS3ERR_SERVERFAULT"},
+    {NFS3ERR_BADTYPE, "NFS3ERR_BADTYPE"},
+    {NFS3ERR_JUKEBOX, "NFS3ERR_JUKEBOX"},
+};
+
+/* Without a database: "try again later" (see the header). */
+static bool nfs3_retry_later(uint32_t proc, void *res)
+{
+    *(nfsstat3 *)res = nfs3_errno_to_stat(-EAGAIN, proc);
+    return true;
+}
+
+/* Every result but NULL's starts with its nfsstat3 (see the header). */
+static bool nfs3_status_of(uint32_t proc, const void *res, uint32_t *status)
+{
+    if (proc == NFSPROC3_NULL)
+        return false;
+    *status = (uint32_t) * (const nfsstat3 *)res;
+    return true;
+}
+
+/* A JUKEBOX reply did nothing: a retransmission must run, not replay it. */
+static bool nfs3_cacheable(uint32_t proc, const void *res)
+{
+    uint32_t st;
+
+    return !nfs3_status_of(proc, res, &st) || st != NFS3ERR_JUKEBOX;
+}
+
+const srv_program nfs3_program = {
+    .name = "nfs3",
+    .prog = NFS_PROGRAM,
+    .vers = NFS_V3,
+    .procs = nfs3_procs,
+    .nprocs = G_N_ELEMENTS(nfs3_procs),
+    .auth = SRV_AUTH_SYS,
+    .needs_db = true,
+    .retry_later = nfs3_retry_later,
+    .cacheable = nfs3_cacheable,
+    .status_of = nfs3_status_of,
+    .statuses = nfs3_statuses,
+    .nstatuses = G_N_ELEMENTS(nfs3_statuses),
+    .status_metric = "pgnfs_nfs3_replies_total",
+    .status_help = "NFSv3 replies by status.",
+};

@@ -24,7 +24,8 @@
 
 #include "cfg.h"
 #include "dbfs.h"
-#include "srv.h"
+#include "log.h"
+#include "srv_run.h"
 
 #define PGNFSD_EXIT_OK    0
 #define PGNFSD_EXIT_FAIL  1
@@ -51,10 +52,58 @@ static const char pgnfsd_usage[] =
     "(e.g. PGNFS_DATABASE_CONNINFO); the command line wins over the\n"
     "environment, which wins over the file.\n";
 
+/* Open the file system of c's database; NULL after saying why. */
+static dbfs *pgnfsd_open(const cfg *c)
+{
+    dbfs_config dc;
+    dbfs *fs = NULL;
+    int rc;
+
+    cfg_dbfs_config(c, c->conninfo, &dc);
+    rc = dbfs_open(&dc, &fs);
+    if (rc == 0)
+        return fs;
+    if (rc == -ENOENT)
+        g_critical("no pgnfs file system in that database: run `pgnfs mkfs`");
+    else if (rc == -EPROTO)
+        g_critical("the file system's schema is newer than this pgnfsd: upgrade pgnfs");
+    else if (rc == -EAGAIN)
+        g_critical("cannot reach the database of [database] conninfo (see above why)");
+    else
+        g_critical("cannot open the file system: %s", g_strerror(-rc));
+    return NULL;
+}
+
+/* The configuration from the command line; NULL (and *status) to exit. */
+static cfg *pgnfsd_config(int *argc, char ***argv, int *status)
+{
+    char *err = NULL;
+    cfg *c = cfg_from_cmdline(argc, argv, &err);
+
+    *status = PGNFSD_EXIT_USAGE;
+    if (!c) {
+        fprintf(stderr, "pgnfsd: %s\n", err);
+        free(err);
+        return NULL;
+    }
+    if (*argc > 1) {
+        fprintf(stderr, "pgnfsd: unknown argument '%s' (see pgnfsd --help)\n", (*argv)[1]);
+        cfg_free(c);
+        return NULL;
+    }
+    if (!*c->conninfo) {
+        fprintf(stderr, "pgnfsd needs [database] conninfo; for the embedded database use "
+                        "`pgnfs serve`\n");
+        cfg_free(c);
+        return NULL;
+    }
+    return c;
+}
+
 int main(int argc, char **argv)
 {
     char *err = NULL;
-    dbfs *fs = NULL;
+    dbfs *fs;
     cfg *c;
     int rc;
 
@@ -68,37 +117,10 @@ int main(int argc, char **argv)
             return PGNFSD_EXIT_OK;
         }
     }
-    c = cfg_from_cmdline(&argc, &argv, &err);
-    if (!c) {
-        fprintf(stderr, "pgnfsd: %s\n", err);
-        free(err);
-        return PGNFSD_EXIT_USAGE;
-    }
-    if (argc > 1) {
-        fprintf(stderr, "pgnfsd: unknown argument '%s' (see pgnfsd --help)\n", argv[1]);
-        cfg_free(c);
-        return PGNFSD_EXIT_USAGE;
-    }
-    if (!*c->conninfo) {
-        fprintf(stderr, "pgnfsd needs [database] conninfo; for the embedded database use "
-                        "`pgnfs serve`\n");
-        cfg_free(c);
-        return PGNFSD_EXIT_USAGE;
-    }
-    srv_log_setup(c->log_level);
-
-    dbfs_config dc;
-    cfg_dbfs_config(c, c->conninfo, &dc);
-    rc = dbfs_open(&dc, &fs);
-    if (rc != 0) {
-        if (rc == -ENOENT)
-            g_critical("no pgnfs file system in that database: run `pgnfs mkfs`");
-        else if (rc == -EPROTO)
-            g_critical("the file system's schema is newer than this pgnfsd: upgrade pgnfs");
-        else if (rc == -EAGAIN)
-            g_critical("cannot reach the database of [database] conninfo (see above why)");
-        else
-            g_critical("cannot open the file system: %s", g_strerror(-rc));
+    if (!(c = pgnfsd_config(&argc, &argv, &rc)))
+        return rc;
+    log_setup(c->log_level);
+    if (!(fs = pgnfsd_open(c))) {
         cfg_free(c);
         return PGNFSD_EXIT_FAIL;
     }

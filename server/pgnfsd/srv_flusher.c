@@ -17,8 +17,11 @@
  *   of srv_flusher_start until srv_flusher_stop frees it.
  */
 #include <errno.h>
+#include <pthread.h>
 
-#include "srv_int.h"
+#include <glib.h>
+
+#include "srv_flusher.h"
 
 /* Attempts of the final flush while the database answers -EAGAIN. */
 #define SRV_FLUSHER_FINAL_TRIES 10
@@ -78,7 +81,7 @@ static void *srv_flusher_main(void *arg)
     return NULL;
 }
 
-/* srv_flusher_start -- see srv_int.h. */
+/* srv_flusher_start -- see srv_flusher.h. */
 srv_flusher *srv_flusher_start(dbfs *fs, const cfg *c)
 {
     dbfs_wb_stats st;
@@ -103,7 +106,7 @@ srv_flusher *srv_flusher_start(dbfs *fs, const cfg *c)
     return f;
 }
 
-/* srv_flusher_stop -- see srv_int.h. */
+/* srv_flusher_stop -- see srv_flusher.h. */
 void srv_flusher_stop(srv_flusher *f)
 {
     dbfs_wb_stats st;

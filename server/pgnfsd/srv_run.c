@@ -1,37 +1,51 @@
 /*
- * srv_run.c -- srv_run() (srv.h): builds the server context, opens the
- * listeners, starts the workers, registers with rpcbind, runs the event
- * loop until SIGINT/SIGTERM, and takes it all down again.
+ * srv_run.c -- srv_run() (srv_run.h): the daemon put together. It builds
+ * the programs' shared context, makes the RPC runtime, registers NFS v3
+ * and MOUNT v3 with it, opens the main listener, makes the programs
+ * findable through port 111 (srv_portmap.h), starts the write-back
+ * flusher and the metrics endpoint, runs the runtime until SIGINT or
+ * SIGTERM, and takes it all down again.
  *
- *   srv_run:  setup ctx (fresh write verifier) --> bind (fail: -1)
- *             --> workers, write-back flusher (srv_flusher.c)
- *             --> rpcbind registration or the built-in portmapper
- *             (srv_portmap.c), metrics endpoint (srv_metrics.c)
- *             --> "serving" line --> event loop
- *             --signal--> workers finish their calls --> join
+ *   srv_run:  setup ctx (fresh write verifier) --> runtime, programs
+ *             --> main listener (fail: -1) --> rpcbind registration or
+ *             the built-in portmapper --> flusher, metrics endpoint
+ *             --> "serving" line --> srv_rt_run (workers, event loop)
+ *             --signal--> workers finish their calls, statistics
  *             --> the write-back flusher stores what is buffered
- *             --> metrics, portmapper stop --> rpcbind unregister
- *             --> statistics --> close --> 0
+ *             --> metrics stop --> runtime freed --> rpcbind unregister
  *
  * NOTES
  *   Signals: SIGINT, SIGTERM and SIGUSR1 are blocked in the calling thread
  *   before any thread starts (threads inherit the mask) and read from a
- *   signalfd by the event loop; the caller's mask is restored at the end.
- *   SIGPIPE is ignored process-wide (sends also use MSG_NOSIGNAL).
- *   The srv_server and everything in it belong to srv_run; the MOUNT list
+ *   signalfd by the runtime's event loop; the caller's mask is restored
+ *   at the end. SIGPIPE is ignored process-wide (sends also use
+ *   MSG_NOSIGNAL).
+ *   The srv_ctx and everything made here belong to srv_run; the MOUNT list
  *   (entries and strings g_malloc'd by mnt3.c) is freed here.
+ *   Descriptors: the runtime points to the programs' descriptors (static)
+ *   and the portmapper's (in the srv_portmap, freed after the runtime).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
+#include <sys/resource.h>
 
-#include "srv_int.h"
+#include <glib.h>
 
-/* How many lines about one misbehaving client per second. */
-#define SRV_LOG_PER_CLIENT 5
+#include "mnt3_program.h"
+#include "nfs3_program.h"
+#include "srv_export.h"
+#include "srv_flusher.h"
+#include "srv_metrics.h"
+#include "srv_portmap.h"
+#include "srv_rt.h"
+#include "srv_run.h"
+
+/* Descriptors the daemon needs besides its connections (database,
+ * listeners, epoll, logs, cluster). */
+#define SRV_FD_RESERVE 256
 
 /* A fresh write verifier: random, mixed with the time, never the last one. */
 static void srv_write_verf(unsigned char out[8])
@@ -69,9 +83,8 @@ static void srv_append_client(GString *s, const cfg_client *c)
     g_string_append_c(s, ')');
 }
 
-static void srv_log_start(const srv_server *s)
+static void srv_log_start(const cfg *c, const srv_ctx *ctx, unsigned port)
 {
-    const cfg *c = s->cfg;
     GString *ex = g_string_new(NULL);
 
     for (unsigned i = 0; i < c->nexports; i++) {
@@ -85,47 +98,117 @@ static void srv_log_start(const srv_server *s)
     }
     g_message("serving fsid %016" G_GINT64_MODIFIER "x on %s port %u (%s), %u worker threads, "
               "exports: %s",
-              (guint64)s->ctx.info->fsid, c->listen, s->port,
-              s->udp_fd >= 0 ? "tcp and udp" : "tcp", s->nworkers, ex->str);
+              (guint64)ctx->info->fsid, c->listen, port, c->udp ? "tcp and udp" : "tcp", c->threads,
+              ex->str);
     g_string_free(ex, TRUE);
+}
+
+/* The runtime's admission test: does any export admit peer? */
+static bool srv_run_admit(void *user, const struct sockaddr *peer, socklen_t len)
+{
+    return srv_export_admits(user, peer, len);
+}
+
+/* Raise the soft descriptor limit so max_connections can be reached. */
+static void srv_run_fd_limit(const cfg *c)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)c->max_connections + SRV_FD_RESERVE + 4 * (rlim_t)c->threads;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+        return;
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+        g_warning("open files: the limit (%lu) allows fewer than [server] max_connections = %u "
+                  "connections; raise it (ulimit -n)",
+                  (unsigned long)rl.rlim_max, c->max_connections);
+        want = rl.rlim_max;
+    }
+    rl.rlim_cur = want;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        g_warning("open files: cannot raise the limit to %lu: %s", (unsigned long)want,
+                  g_strerror(errno));
+}
+
+/* The context every handler shares. */
+static void srv_ctx_init(srv_ctx *ctx, const cfg *c, dbfs *fs)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->cfg = c;
+    ctx->fs = fs;
+    ctx->info = dbfs_get_info(fs);
+    srv_write_verf(ctx->write_verf);
+    memset(ctx->cookie_verf, 0, sizeof ctx->cookie_verf); /* cookies never go stale */
+    pthread_mutex_init(&ctx->mounts_lock, NULL);
+}
+
+static void srv_ctx_clear(srv_ctx *ctx)
+{
+    for (srv_mount *m = ctx->mounts, *next; m; m = next) {
+        next = m->next;
+        g_free(m->host);
+        g_free(m->path);
+        g_free(m);
+    }
+    ctx->mounts = NULL;
+    pthread_mutex_destroy(&ctx->mounts_lock);
+}
+
+/* The runtime with NFS and MOUNT on the main listener; NULL after logging why not. */
+static srv_rt *srv_run_runtime(const cfg *c, dbfs *fs, srv_ctx *ctx, unsigned *port)
+{
+    const srv_rt_config rc = {.fs = fs,
+                              .ctx = ctx,
+                              .threads = c->threads,
+                              .max_connections = c->max_connections,
+                              .max_per_address = c->max_connections_per_address,
+                              .drc_entries = c->drc_entries,
+                              .slow_ms = c->slow_ms};
+    const uint32_t progs[] = {nfs3_program.prog, mnt3_program.prog};
+    const srv_listen l = {.name = "nfs",
+                          .addr = c->listen,
+                          .port = c->port,
+                          .udp = c->udp,
+                          .progs = progs,
+                          .nprogs = G_N_ELEMENTS(progs),
+                          .admit = srv_run_admit,
+                          .admit_user = (void *)c};
+    const char *failed;
+    srv_rt *rt = srv_rt_new(&rc);
+    int err;
+
+    if (!rt || srv_rt_register(rt, &nfs3_program) != 0 || srv_rt_register(rt, &mnt3_program) != 0) {
+        srv_rt_free(rt);
+        return NULL;
+    }
+    if ((err = srv_rt_listen(rt, &l, port, &failed)) != 0) {
+        g_critical(
+            "cannot listen on %s port %u (%s): %s%s", c->listen, c->port, failed, g_strerror(-err),
+            err != -EADDRINUSE           ? ""
+            : strcmp(failed, "udp") == 0 ? " (set [server] udp = false to serve TCP only)"
+                                         : " (another NFS server? choose a port with --port)");
+        srv_rt_free(rt);
+        return NULL;
+    }
+    if (c->port == 0)
+        g_message("port 0 configured: picked free port %u", *port);
+    return rt;
 }
 
 int srv_run(const cfg *c, dbfs *fs)
 {
-    srv_server *s = g_new0(srv_server, 1);
-    srv_rpcbind rb = {0};
+    srv_ctx ctx;
+    srv_rt *rt = NULL;
     srv_portmap *pm = NULL;
     srv_metrics *metrics = NULL;
     srv_flusher *flusher = NULL;
     sigset_t mask, old;
-    unsigned nprogs;
+    unsigned port = 0;
     int rc = -1;
 
-    if (srv_log_setup(c->log_level) != 0)
+    if (log_setup(c->log_level) != 0)
         g_warning("unknown [log] level '%s': keeping the current one", c->log_level);
-    s->cfg = c;
-    s->idle_timeout_s = SRV_IDLE_TIMEOUT_S;
-    s->epfd = s->tcp_fd = s->udp_fd = s->sig_fd = s->wake_fd = -1;
-    s->ctx.cfg = c;
-    s->ctx.fs = fs;
-    s->ctx.info = dbfs_get_info(fs);
-    srv_write_verf(s->ctx.write_verf);
-    memset(s->ctx.cookie_verf, 0, sizeof s->ctx.cookie_verf); /* cookies never go stale */
-    pthread_mutex_init(&s->ctx.mounts_lock, NULL);
-    nprogs = srv_programs_default(s->progs);
-    srv_stats_init(&s->stats, s->progs, nprogs);
-    s->rl = srv_ratelimit_new(SRV_LOG_PER_CLIENT);
-    s->env = (srv_env){
-        .ctx = &s->ctx,
-        .progs = s->progs,
-        .nprogs = nprogs,
-        .drc = c->drc_entries ? srv_drc_new(c->drc_entries) : NULL,
-        .stats = &s->stats,
-        .rl = s->rl,
-    };
-    atomic_init(&s->udp_pending, 0);
-    atomic_init(&s->workers_running, 0);
-
+    srv_ctx_init(&ctx, c, fs);
+    srv_run_fd_limit(c);
     signal(SIGPIPE, SIG_IGN);
     sigemptyset(&mask);
     sigaddset(&mask, SIGINT);
@@ -133,40 +216,21 @@ int srv_run(const cfg *c, dbfs *fs)
     sigaddset(&mask, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &mask, &old);
 
-    if (srv_transport_open(s) != 0)
+    rt = srv_run_runtime(c, fs, &ctx, &port);
+    if (!rt || srv_portmap_start(rt, c, port, c->udp, &pm) != 0 ||
+        srv_metrics_start(c, rt, fs, &metrics) != 0)
         goto out;
-    if (c->port == 0)
-        g_message("port 0 configured: picked free port %u", s->port);
-    if (srv_workers_start(s) != 0)
-        goto join;
     flusher = srv_flusher_start(fs, c);
-    /* rpcbind registration or the built-in portmapper; the metrics endpoint. */
-    if (srv_portmap_start(s, &rb, &pm) != 0 || srv_metrics_start(s, &metrics) != 0)
-        goto join;
-    srv_log_start(s);
-    srv_transport_loop(s);
-    rc = 0;
-join:
-    srv_workers_join(s);
+    srv_log_start(c, &ctx, port);
+    rc = srv_rt_run(rt);
+out:
     srv_flusher_stop(flusher);
     srv_metrics_stop(metrics);
+    srv_rt_free(rt);
     srv_portmap_stop(pm);
-    srv_rpcbind_unregister(&rb);
-    srv_stats_log(&s->stats, "shutdown");
-out:
-    srv_transport_close(s);
-    for (srv_mount *m = s->ctx.mounts, *next; m; m = next) {
-        next = m->next;
-        g_free(m->host);
-        g_free(m->path);
-        g_free(m);
-    }
-    pthread_mutex_destroy(&s->ctx.mounts_lock);
-    srv_drc_free(s->env.drc);
-    srv_ratelimit_free(s->rl);
+    srv_ctx_clear(&ctx);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc == 0)
         g_message("stopped");
-    g_free(s);
     return rc;
 }

@@ -1,17 +1,19 @@
 /*
- * srv_rpcbind.c -- registration of NFS v3 and MOUNT v3 with a portmapper
- * (rpcbind) on 127.0.0.1:111, so that clients that ask it (mount.nfs
- * without port=/mountport=, libnfs without nfsport=) find our port.
+ * srv_rpcbind.c -- registration of the programs the runtime serves (NFS
+ * v3 and MOUNT v3) with a system portmapper (rpcbind) on 127.0.0.1:111,
+ * so that clients that ask it (mount.nfs without port=/mountport=, libnfs
+ * without nfsport=) find our port (srv_pmap.h).
  *
- * We speak PORTMAP version 2 (RFC 1833 section 3) over TCP ourselves:
- * every step has a short deadline (SRV_PMAP_TIMEOUT_MS), so a missing or
- * stuck portmapper costs at most a second or two at start and exit and
- * never hangs the server (libtirpc's pmap_set waits up to a minute). The
- * calls are SET/UNSET/GETPORT with AUTH_NONE; rpcbind accepts SET and
- * UNSET from the loopback address.
+ * We speak PORTMAP version 2 (RFC 1833 section 3) over TCP ourselves
+ * (calls encoded with libtirpc's xdr_callmsg, replies decoded with
+ * xdr_replymsg into our own buffers): every step has a short deadline
+ * (SRV_PMAP_TIMEOUT_MS), so a missing or stuck portmapper costs at most a
+ * second or two at start and exit and never hangs the server (libtirpc's
+ * pmap_set waits up to a minute). The calls are SET/UNSET/GETPORT with
+ * AUTH_NONE; rpcbind accepts SET and UNSET from the loopback address.
  *
  *   register:   NULL (is anyone there?) -- no answer: log, carry on
- *               for NFS and MOUNT: GETPORT tcp -- registered to another
+ *               for each program version: GETPORT tcp -- registered to another
  *               port: leave it (another server owns it), log; else SET
  *               tcp (and udp)
  *   unregister: for what we set: GETPORT tcp still ours? then UNSET
@@ -30,25 +32,20 @@
 
 #include <rpc/rpc.h>
 
-#include "srv_int.h"
+#include <glib.h>
 
-#define SRV_PMAP_PROG       100000u
-#define SRV_PMAP_VERS       2u
-#define SRV_PMAP_NULL       0u
-#define SRV_PMAP_SET        1u
-#define SRV_PMAP_UNSET      2u
-#define SRV_PMAP_GETPORT    3u
-#define SRV_PMAP_PORT       111
+#include "srv_pmap.h"
+#include "srv_record.h"
+
 #define SRV_PMAP_TIMEOUT_MS 1000
-#define SRV_NFS_PROG        100003u
-#define SRV_MOUNT_PROG      100005u
-#define SRV_IPPROTO_TCP     6u
-#define SRV_IPPROTO_UDP     17u
+#define SRV_US_PER_MS       1000
+/* Largest reply record taken from a portmapper. */
+#define SRV_PMAP_REPLY_MAX 512
 
 /* Milliseconds left until deadline (monotonic µs), at least 0. */
 static int srv_pmap_left(int64_t deadline)
 {
-    int64_t left = (deadline - g_get_monotonic_time()) / 1000;
+    int64_t left = (deadline - g_get_monotonic_time()) / SRV_US_PER_MS;
 
     return left > 0 ? (int)left : 0;
 }
@@ -69,197 +66,260 @@ static int srv_pmap_wait(int fd, short events, int64_t deadline)
     }
 }
 
-/*
- * One PORTMAP call: proc with the mapping (prog, vers, prot, port) as
- * arguments (none for NULL); *result gets the one-word result (bool or
- * port). Returns 0, or a negative errno (-ETIMEDOUT, -ECONNREFUSED,
- * -EPROTO for a reply that is not a successful one).
- */
-static int srv_pmap_call(uint32_t proc, const uint32_t mapping[4], uint32_t *result, int timeout_ms)
+/* A TCP connection to 127.0.0.1:111 made before deadline; fd or -errno. */
+static int srv_pmap_connect(int64_t deadline)
 {
-    int64_t deadline = g_get_monotonic_time() + (int64_t)timeout_ms * 1000;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(SRV_PMAP_PORT)};
-    uint32_t xid = g_random_int(), call[20], n = 0;
-    unsigned char reply[512];
-    srv_record rec;
-    int fd, rc;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(PGNFS_PMAP_PORT)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), err = 0, rc;
+    socklen_t el = sizeof err;
 
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    srv_record_init(&rec, sizeof reply);
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        if (errno != EINPROGRESS) {
-            rc = -errno;
-            goto out;
-        }
-        int err = 0;
-        socklen_t el = sizeof err;
-        if ((rc = srv_pmap_wait(fd, POLLOUT, deadline)) != 0)
-            goto out;
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
-        if (err != 0) {
-            rc = -err;
-            goto out;
-        }
-    }
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+        return fd;
+    rc = errno == EINPROGRESS ? srv_pmap_wait(fd, POLLOUT, deadline) : -errno;
+    if (rc == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == 0)
+        return fd;
+    close(fd);
+    return rc ? rc : -err;
+}
 
-    /* mark, xid, CALL, rpcvers 2, prog, vers, proc, AUTH_NONE cred and verf */
-    call[n++] = 0;
-    call[n++] = htonl(xid);
-    call[n++] = htonl(CALL);
-    call[n++] = htonl(2);
-    call[n++] = htonl(SRV_PMAP_PROG);
-    call[n++] = htonl(SRV_PMAP_VERS);
-    call[n++] = htonl(proc);
-    for (int i = 0; i < 4; i++)
-        call[n++] = 0;
-    for (int i = 0; mapping && i < 4; i++)
-        call[n++] = htonl(mapping[i]);
-    call[0] = htonl(SRV_RECORD_LAST | (uint32_t)(4 * (n - 1)));
+/* Send all of data before deadline. Returns 0 or -errno. */
+static int srv_pmap_send(int fd, const void *data, size_t len, int64_t deadline)
+{
+    size_t off = 0;
+    int rc;
 
-    size_t off = 0, total = 4 * (size_t)n;
-    while (off < total) {
-        ssize_t k = send(fd, (char *)call + off, total - off, MSG_NOSIGNAL);
+    while (off < len) {
+        ssize_t k = send(fd, (const char *)data + off, len - off, MSG_NOSIGNAL);
         if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
             if ((rc = srv_pmap_wait(fd, POLLOUT, deadline)) != 0)
-                goto out;
+                return rc;
             continue;
         }
-        if (k < 0) {
-            rc = -errno;
-            goto out;
-        }
+        if (k < 0)
+            return -errno;
         off += (size_t)k;
     }
+    return 0;
+}
 
-    /* Read one reply record. */
+/* Read one whole record into rec before deadline. Returns 0 or -errno. */
+static int srv_pmap_recv(int fd, srv_record *rec, int64_t deadline)
+{
+    unsigned char buf[256];
+    int rc;
+
     for (;;) {
-        unsigned char buf[256];
         ssize_t k = recv(fd, buf, sizeof buf, 0);
         if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
             if ((rc = srv_pmap_wait(fd, POLLIN, deadline)) != 0)
-                goto out;
+                return rc;
             continue;
         }
-        if (k <= 0) {
-            rc = k == 0 ? -ECONNRESET : -errno;
-            goto out;
-        }
+        if (k <= 0)
+            return k == 0 ? -ECONNRESET : -errno;
         size_t used, pos = 0;
         int r = 0;
         while (pos < (size_t)k && r == 0) {
-            r = srv_record_feed(&rec, buf + pos, (size_t)k - pos, &used);
+            r = srv_record_feed(rec, buf + pos, (size_t)k - pos, &used);
             pos += used;
         }
-        if (r < 0) {
-            rc = -EPROTO;
-            goto out;
-        }
+        if (r < 0)
+            return -EPROTO;
         if (r == SRV_RECORD_COMPLETE)
-            break;
+            return 0;
     }
+}
 
-    size_t len;
-    unsigned char *r = srv_record_take(&rec, &len);
-    uint32_t w[8] = {0};
-    memcpy(w, r, len < sizeof w ? len : sizeof w);
-    g_free(r);
-    /* xid, REPLY, MSG_ACCEPTED, verf flavor, verf len (0), SUCCESS, result */
-    if (len < 24 || ntohl(w[0]) != xid || ntohl(w[1]) != REPLY || ntohl(w[2]) != MSG_ACCEPTED ||
-        ntohl(w[4]) != 0 || ntohl(w[5]) != SUCCESS || (proc != SRV_PMAP_NULL && len < 28)) {
-        rc = -EPROTO;
-        goto out;
-    }
+/* The call record (mark included) of PORTMAP proc with args m (NULL: none)
+ * into out (size bytes), with libtirpc's xdr_callmsg; its length, or 0. */
+static size_t srv_pmap_encode(uint32_t xid, uint32_t proc, const uint32_t m[4], unsigned char *out,
+                              size_t size)
+{
+    struct rpc_msg call = {.rm_xid = xid, .rm_direction = CALL};
+    pgnfs_pmap_mapping map = {0};
+    XDR x;
+
+    call.rm_call.cb_rpcvers = RPC_MSG_VERSION;
+    call.rm_call.cb_prog = PGNFS_PMAP_PROG;
+    call.rm_call.cb_vers = PGNFS_PMAP_VERS;
+    call.rm_call.cb_proc = proc;
+    call.rm_call.cb_cred = _null_auth;
+    call.rm_call.cb_verf = _null_auth;
+    if (m)
+        map = (pgnfs_pmap_mapping){m[0], m[1], m[2], m[3]};
+    xdrmem_create(&x, (char *)out + 4, (u_int)(size - 4), XDR_ENCODE);
+    bool ok = xdr_callmsg(&x, &call) && (!m || xdr_pgnfs_pmap_mapping(&x, &map));
+    size_t len = ok ? xdr_getpos(&x) : 0;
+    xdr_destroy(&x);
+    if (!len)
+        return 0;
+    srv_record_mark(out, len);
+    return len + 4;
+}
+
+/* The one-word result of a successful reply to xid, with libtirpc's
+ * xdr_replymsg. Returns 0, or -EPROTO for anything else. */
+static int srv_pmap_decode(const unsigned char *rec, size_t len, uint32_t xid, uint32_t proc,
+                           uint32_t *result)
+{
+    char verf[MAX_AUTH_BYTES];
+    u_int res = 0;
+    struct rpc_msg reply;
+    XDR x;
+
+    memset(&reply, 0, sizeof reply);
+    reply.acpted_rply.ar_verf.oa_base = verf; /* no allocation */
+    reply.acpted_rply.ar_results.where = (caddr_t)&res;
+    reply.acpted_rply.ar_results.proc =
+        proc == PGNFS_PMAPPROC_NULL ? (xdrproc_t)(void (*)(void))xdr_void : (xdrproc_t)xdr_u_int;
+    xdrmem_create(&x, (char *)rec, (u_int)len, XDR_DECODE);
+    bool ok = xdr_replymsg(&x, &reply);
+    xdr_destroy(&x);
+    if (!ok || reply.rm_xid != xid || reply.rm_reply.rp_stat != MSG_ACCEPTED ||
+        reply.acpted_rply.ar_stat != SUCCESS)
+        return -EPROTO;
     if (result)
-        *result = proc == SRV_PMAP_NULL ? 0 : ntohl(w[6]);
-    rc = 0;
-out:
+        *result = res;
+    return 0;
+}
+
+/*
+ * One PORTMAP call: proc with the mapping (prog, vers, prot, port) as
+ * arguments (none for NULL); *result gets the one-word result (bool or
+ * port; 0 for NULL). Returns 0, or a negative errno (-ETIMEDOUT,
+ * -ECONNREFUSED, -EPROTO for a reply that is not a successful one).
+ */
+static int srv_pmap_call(uint32_t proc, const uint32_t mapping[4], uint32_t *result, int timeout_ms)
+{
+    int64_t deadline = g_get_monotonic_time() + (int64_t)timeout_ms * SRV_US_PER_MS;
+    uint32_t xid = g_random_int();
+    unsigned char call[128];
+    size_t len = srv_pmap_encode(xid, proc, mapping, call, sizeof call), rlen;
+    srv_record rec;
+    int fd, rc;
+
+    if (len == 0)
+        return -EPROTO;
+    if ((fd = srv_pmap_connect(deadline)) < 0)
+        return fd;
+    srv_record_init(&rec, SRV_PMAP_REPLY_MAX);
+    rc = srv_pmap_send(fd, call, len, deadline);
+    if (rc == 0)
+        rc = srv_pmap_recv(fd, &rec, deadline);
+    if (rc == 0) {
+        unsigned char *r = srv_record_take(&rec, &rlen);
+        rc = srv_pmap_decode(r, rlen, xid, proc, result);
+        g_free(r);
+    }
     srv_record_clear(&rec);
     close(fd);
     return rc;
 }
 
-/* Register (prog, 3) for tcp and udp at port; true if anything was set. */
-static bool srv_pmap_register(const char *name, uint32_t prog, unsigned port, bool udp)
+/* Register (prog, vers) for tcp (and udp) at port; true if anything was set. */
+static bool srv_pmap_register(const char *name, uint32_t prog, uint32_t vers, unsigned port,
+                              bool udp)
 {
-    uint32_t m[4] = {prog, 3, SRV_IPPROTO_TCP, port}, res = 0;
+    uint32_t m[4] = {prog, vers, PGNFS_PMAP_IPPROTO_TCP, port}, res = 0;
     int rc;
 
-    rc = srv_pmap_call(SRV_PMAP_GETPORT, m, &res, SRV_PMAP_TIMEOUT_MS);
+    rc = srv_pmap_call(PGNFS_PMAPPROC_GETPORT, m, &res, SRV_PMAP_TIMEOUT_MS);
     if (rc == 0 && res != 0 && res != port) {
-        g_warning("rpcbind: %s v3 is registered at port %u by another server: leaving it (clients "
+        g_warning("rpcbind: %s is registered at port %u by another server: leaving it (clients "
                   "asking rpcbind reach that server; give them port=%u)",
                   name, res, port);
         return false;
     }
     if (rc == 0 && res == port) {
         /* A leftover of an earlier run of ours (or of a crash): replace it. */
-        srv_pmap_call(SRV_PMAP_UNSET, m, &res, SRV_PMAP_TIMEOUT_MS);
+        srv_pmap_call(PGNFS_PMAPPROC_UNSET, m, &res, SRV_PMAP_TIMEOUT_MS);
     }
     bool any = false;
     for (int i = 0; i < (udp ? 2 : 1); i++) {
-        m[2] = i == 0 ? SRV_IPPROTO_TCP : SRV_IPPROTO_UDP;
-        rc = srv_pmap_call(SRV_PMAP_SET, m, &res, SRV_PMAP_TIMEOUT_MS);
+        m[2] = i == 0 ? PGNFS_PMAP_IPPROTO_TCP : PGNFS_PMAP_IPPROTO_UDP;
+        rc = srv_pmap_call(PGNFS_PMAPPROC_SET, m, &res, SRV_PMAP_TIMEOUT_MS);
         if (rc != 0 || res == 0)
-            g_warning("rpcbind: registering %s v3 %s port %u failed: %s", name,
-                      i == 0 ? "tcp" : "udp", port, rc != 0 ? g_strerror(-rc) : "refused");
+            g_warning("rpcbind: registering %s %s port %u failed: %s", name, i == 0 ? "tcp" : "udp",
+                      port, rc != 0 ? g_strerror(-rc) : "refused");
         else
             any = true;
     }
     return any;
 }
 
-void srv_rpcbind_register(srv_rpcbind *r, unsigned port, bool udp)
+/* Collect a served program version (srv_rt_mappings): one entry per
+ * program version and port, udp set when UDP is served too. */
+static void srv_rpcbind_collect(void *user, const srv_program *p, bool tcp, unsigned port)
 {
+    srv_rpcbind *r = user;
+
+    for (unsigned i = 0; i < r->n; i++) {
+        if (r->progs[i].prog == p->prog && r->progs[i].vers == p->vers &&
+            r->progs[i].port == port) {
+            r->progs[i].udp |= !tcp;
+            return;
+        }
+    }
+    if (r->n < SRV_PMAP_MAPS_MAX)
+        r->progs[r->n++] = (srv_rpcbind_prog){p->name, p->prog, p->vers, port, !tcp, false};
+}
+
+void srv_rpcbind_register(srv_rpcbind *r, const srv_rt *rt)
+{
+    GString *done = g_string_new(NULL);
     int rc;
 
     memset(r, 0, sizeof *r);
-    r->port = port;
-    r->udp = udp;
-    rc = srv_pmap_call(SRV_PMAP_NULL, NULL, NULL, SRV_PMAP_TIMEOUT_MS / 2);
+    srv_rt_mappings(rt, srv_rpcbind_collect, r);
+    rc = srv_pmap_call(PGNFS_PMAPPROC_NULL, NULL, NULL, SRV_PMAP_TIMEOUT_MS / 2);
     if (rc != 0) {
+        unsigned port = r->n ? r->progs[0].port : 0;
         g_message("rpcbind: no portmapper answers on 127.0.0.1:111 (%s): not registering; "
                   "clients need port=%u,mountport=%u (libnfs: ?nfsport=%u&mountport=%u)",
                   g_strerror(-rc), port, port, port, port);
+        r->n = 0;
+        g_string_free(done, TRUE);
         return;
     }
-    r->nfs_set = srv_pmap_register("nfs", SRV_NFS_PROG, port, udp);
-    r->mount_set = srv_pmap_register("mount", SRV_MOUNT_PROG, port, udp);
-    if (r->nfs_set || r->mount_set)
-        g_message("rpcbind: registered%s%s v3 on %s port %u", r->nfs_set ? " nfs" : "",
-                  r->mount_set ? " mount" : "", udp ? "tcp and udp" : "tcp", port);
+    for (unsigned i = 0; i < r->n; i++) {
+        r->progs[i].set = srv_pmap_register(r->progs[i].name, r->progs[i].prog, r->progs[i].vers,
+                                            r->progs[i].port, r->progs[i].udp);
+        if (r->progs[i].set)
+            g_string_append_printf(done, " %s (%s port %u)", r->progs[i].name,
+                                   r->progs[i].udp ? "tcp and udp" : "tcp", r->progs[i].port);
+    }
+    if (done->len)
+        g_message("rpcbind: registered%s", done->str);
+    g_string_free(done, TRUE);
 }
 
 bool srv_rpcbind_probe(void)
 {
-    return srv_pmap_call(SRV_PMAP_NULL, NULL, NULL, SRV_PMAP_TIMEOUT_MS / 2) == 0;
+    return srv_pmap_call(PGNFS_PMAPPROC_NULL, NULL, NULL, SRV_PMAP_TIMEOUT_MS / 2) == 0;
 }
 
 void srv_rpcbind_unregister(srv_rpcbind *r)
 {
-    const struct {
-        const char *name;
-        uint32_t prog;
-        bool set;
-    } progs[] = {{"nfs", SRV_NFS_PROG, r->nfs_set}, {"mount", SRV_MOUNT_PROG, r->mount_set}};
-
-    for (size_t i = 0; i < G_N_ELEMENTS(progs); i++) {
-        uint32_t m[4] = {progs[i].prog, 3, SRV_IPPROTO_TCP, r->port}, res = 0;
-        if (!progs[i].set)
+    for (unsigned i = 0; i < r->n; i++) {
+        uint32_t m[4] = {r->progs[i].prog, r->progs[i].vers, PGNFS_PMAP_IPPROTO_TCP,
+                         r->progs[i].port},
+                 res = 0;
+        if (!r->progs[i].set)
             continue;
-        int rc = srv_pmap_call(SRV_PMAP_GETPORT, m, &res, SRV_PMAP_TIMEOUT_MS);
-        if (rc == 0 && res != r->port) {
-            g_message("rpcbind: %s v3 now belongs to port %u: leaving it", progs[i].name, res);
+        r->progs[i].set = false;
+        int rc = srv_pmap_call(PGNFS_PMAPPROC_GETPORT, m, &res, SRV_PMAP_TIMEOUT_MS);
+        if (rc == 0 && res != r->progs[i].port) {
+            g_message("rpcbind: %s now belongs to port %u: leaving it", r->progs[i].name, res);
             continue;
         }
-        rc = srv_pmap_call(SRV_PMAP_UNSET, m, &res, SRV_PMAP_TIMEOUT_MS);
+        rc = srv_pmap_call(PGNFS_PMAPPROC_UNSET, m, &res, SRV_PMAP_TIMEOUT_MS);
         if (rc != 0 || res == 0)
-            g_warning("rpcbind: unregistering %s v3 failed: %s", progs[i].name,
+            g_warning("rpcbind: unregistering %s failed: %s", r->progs[i].name,
                       rc != 0 ? g_strerror(-rc) : "refused");
         else
-            g_message("rpcbind: unregistered %s v3", progs[i].name);
+            g_message("rpcbind: unregistered %s", r->progs[i].name);
     }
-    r->nfs_set = r->mount_set = false;
 }

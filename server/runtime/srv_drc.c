@@ -31,9 +31,12 @@
  *   in and out; the cache owns its copies.
  */
 #include <netinet/in.h>
+#include <pthread.h>
 #include <string.h>
 
-#include "srv_int.h"
+#include <glib.h>
+
+#include "srv_drc.h"
 
 #define SRV_DRC_SHARDS   16
 #define SRV_DRC_CSUM_LEN 512

@@ -31,7 +31,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "srv_int.h"
+#include <glib.h>
+
+#include "srv_record.h"
 
 #define SRV_RECORD_MIN_CAP 4096
 

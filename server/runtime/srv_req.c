@@ -1,6 +1,7 @@
 /*
- * srv_req.c -- per-request memory (srv_req_alloc and friends, srv.h) and
- * the growable byte buffer (srv_buf, srv_int.h).
+ * srv_req.c -- what a handler may ask of its request (srv.h): request
+ * memory (srv_req_alloc and friends), rate-limited complaints about the
+ * caller (srv_req_complain), and the caller's address.
  *
  * A request's memory is a chain of blocks: small allocations are carved
  * from the current block (SRV_ALLOC_BLOCK bytes), a large one gets a block
@@ -12,9 +13,13 @@
  *   running it; nothing here is shared between threads. Allocation cannot
  *   fail: like g_malloc, exhaustion aborts.
  */
+#include <netdb.h>
+#include <stdarg.h>
 #include <string.h>
 
-#include "srv_int.h"
+#include <glib.h>
+
+#include "srv.h"
 
 #define SRV_ALLOC_BLOCK 8192
 #define SRV_ALLOC_ALIGN 16
@@ -75,29 +80,41 @@ void srv_req_release(srv_req *req)
     req->allocs = NULL;
 }
 
-void srv_buf_reserve(srv_buf *b, size_t cap)
+void srv_req_complain(srv_req *req, const char *fmt, ...)
 {
-    if (cap <= b->cap)
+    const struct sockaddr *peer = (const struct sockaddr *)&req->peer;
+    char who[LOG_PEER_STRLEN];
+    unsigned suppressed;
+    va_list ap;
+
+    if (!log_ratelimit_allow(req->rl, peer, &suppressed))
         return;
-    size_t n = b->cap ? b->cap : 256;
-    while (n < cap)
-        n *= 2;
-    b->data = g_realloc(b->data, n);
-    b->cap = n;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    log_peer_string(peer, req->peerlen, who, sizeof who);
+    if (suppressed)
+        g_message("%s from %s: %s (%u similar lines suppressed)",
+                  req->prog ? req->prog->name : "call", who, msg, suppressed);
+    else
+        g_message("%s from %s: %s", req->prog ? req->prog->name : "call", who, msg);
+    g_free(msg);
 }
 
-void srv_buf_set(srv_buf *b, const void *d, size_t n)
+void srv_peer_host(const srv_req *req, char *buf, size_t len)
 {
-    srv_buf_reserve(b, n);
-    if (n)
-        memcpy(b->data, d, n);
-    b->len = n;
+    if (getnameinfo((const struct sockaddr *)&req->peer, req->peerlen, buf, (socklen_t)len, NULL, 0,
+                    NI_NUMERICHOST) != 0)
+        g_strlcpy(buf, "?", len);
 }
 
-void srv_buf_clear(srv_buf *b)
+unsigned srv_peer_port(const srv_req *req)
 {
-    g_free(b->data);
-    b->data = NULL;
-    b->len = 0;
-    b->cap = 0;
+    const struct sockaddr *sa = (const struct sockaddr *)&req->peer;
+
+    if (sa->sa_family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+    if (sa->sa_family == AF_INET6)
+        return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+    return 65535;
 }

@@ -1,7 +1,7 @@
 /*
- * srv_worker.c -- worker threads: each owns one database connection and a
- * queue of calls from the event thread; it dispatches a call, writes the
- * reply itself (srv_conn_reply / srv_udp_reply) and takes the next.
+ * srv_worker.c -- worker threads (srv_worker.h): each owns one database
+ * connection and a queue of calls from the event thread; it dispatches a
+ * call, hands the reply to the job's sink and takes the next.
  *
  *   A worker's database connection:
  *
@@ -9,12 +9,12 @@
  *       |                            ^          connection itself and
  *       | fails                      |          answers -EAGAIN meanwhile)
  *       v                            | dbfs_conn_open ok
- *     DOWN: NFS calls answer NFS3ERR_JUKEBOX, MOUNT calls are dropped;
- *           before a call, a new attempt if SRV_RECONNECT_US has passed
- *           since the last one
+ *     DOWN: calls that need the database get their program's "try again
+ *           later" result or are dropped (srv_dispatch.c); before a call,
+ *           a new attempt if SRV_RECONNECT_US has passed since the last one
  *
  *   A worker's life: RUNNING (pop, dispatch, reply) --stop job--> EXITED
- *   (its connection closed, the event thread woken).
+ *   (its connection closed, on_exit called).
  *
  * NOTES
  *   Queues: one GAsyncQueue per worker (its lock is shared only by the
@@ -23,17 +23,49 @@
  *   queued or running, scanning from a rotating start.
  *   Stacks are SRV_WORKER_STACK: rpcgen's XDR recurses once per entry of
  *   a READDIR/READDIRPLUS reply.
- *   A job and its record belong to the worker once queued; it frees them.
+ *   A job and its record belong to the worker once queued; its ops->done
+ *   frees them.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
-#include "srv_int.h"
+#include <glib.h>
+
+#include "srv_worker.h"
 
 /* Minimum time between two connection attempts of one worker. */
 #define SRV_RECONNECT_US (1 * G_USEC_PER_SEC)
 /* A reply buffer grown beyond this is released after the call. */
 #define SRV_OUT_KEEP (4u * 1024u * 1024u)
+/* Worker thread stack: rpcgen's XDR recurses once per READDIR entry. */
+#define SRV_WORKER_STACK (16u * 1024u * 1024u)
+
+typedef struct {
+    srv_workers *all;
+    unsigned index;
+    pthread_t thread;
+    bool started, stop_sent;
+    GAsyncQueue *queue;      /* of srv_job *; the stop job has no ops */
+    atomic_uint pending;     /* jobs queued or running */
+    dbfs_conn *db;           /* NULL while the database is unreachable */
+    bool db_down;            /* the last connection attempt failed (logged once) */
+    int64_t next_connect_us; /* monotonic: earliest reconnection attempt */
+    srv_buf out;             /* reply buffer, reused */
+} srv_worker;
+
+struct srv_workers {
+    dbfs *fs;
+    const srv_env *env;
+    void (*on_exit)(void *);
+    void *user;
+    srv_worker *w;
+    unsigned n;
+    unsigned next; /* where the next scan for the least busy starts */
+    bool stopping;
+    atomic_uint running;
+};
 
 void srv_job_free(srv_job *job)
 {
@@ -51,7 +83,7 @@ static void srv_worker_connect(srv_worker *w)
 
     if (w->db || now < w->next_connect_us)
         return;
-    rc = dbfs_conn_open(w->srv->ctx.fs, &w->db);
+    rc = dbfs_conn_open(w->all->fs, &w->db);
     if (rc == 0) {
         if (w->db_down)
             g_message("worker %u: database connection is back", w->index);
@@ -61,77 +93,85 @@ static void srv_worker_connect(srv_worker *w)
     w->db = NULL;
     w->next_connect_us = now + SRV_RECONNECT_US;
     if (!w->db_down)
-        g_warning("worker %u: cannot connect to the database (%s): NFS calls answer JUKEBOX "
-                  "until it is back",
+        g_warning("worker %u: cannot connect to the database (%s): calls that need it answer "
+                  "\"try again later\" until it is back",
                   w->index, g_strerror(-rc));
     w->db_down = true;
+}
+
+/* One call: dispatch, reply, finish. */
+static void srv_worker_run(srv_worker *w, srv_job *job)
+{
+    srv_worker_connect(w);
+    if (srv_dispatch_record(w->all->env, w->db, job->rec, job->len, &job->from, &w->out) ==
+        SRV_DISPATCH_REPLY)
+        job->ops->reply(job, w->out.data, w->out.len);
+    job->ops->done(job);
+    atomic_fetch_sub(&w->pending, 1);
+    if (w->out.cap > SRV_OUT_KEEP)
+        srv_buf_clear(&w->out);
 }
 
 static void *srv_worker_main(void *arg)
 {
     srv_worker *w = arg;
-    srv_server *s = w->srv;
+    srv_workers *all = w->all;
 
     srv_worker_connect(w);
     for (;;) {
         srv_job *job = g_async_queue_pop(w->queue);
-        if (job->stop) {
+        if (!job->ops) {
             srv_job_free(job);
             break;
         }
-        srv_worker_connect(w);
-        srv_dispatch_result r = srv_dispatch_record(&s->env, w->db, job->rec, job->len,
-                                                    (const struct sockaddr *)&job->peer,
-                                                    job->peerlen, job->conn != NULL, &w->out);
-        if (r == SRV_DISPATCH_REPLY) {
-            if (job->conn)
-                srv_conn_reply(job->conn, w->out.data, w->out.len);
-            else
-                srv_udp_reply(s, (const struct sockaddr *)&job->peer, job->peerlen, w->out.data,
-                              w->out.len);
-        }
-        if (job->conn)
-            srv_conn_done(job->conn);
-        else
-            atomic_fetch_sub(&s->udp_pending, 1);
-        srv_job_free(job);
-        atomic_fetch_sub(&w->pending, 1);
-        if (w->out.cap > SRV_OUT_KEEP)
-            srv_buf_clear(&w->out);
+        srv_worker_run(w, job);
     }
     if (w->db) {
         dbfs_conn_close(w->db);
         w->db = NULL;
     }
-    atomic_fetch_sub(&s->workers_running, 1);
-    srv_transport_wake(s);
+    atomic_fetch_sub(&all->running, 1);
+    if (all->on_exit)
+        all->on_exit(all->user);
     return NULL;
 }
 
-int srv_workers_start(srv_server *s)
+srv_workers *srv_workers_new(unsigned n, dbfs *fs, const srv_env *env, void (*on_exit)(void *),
+                             void *user)
 {
-    pthread_attr_t attr;
-    int rc = 0;
+    srv_workers *all = g_new0(srv_workers, 1);
 
-    s->nworkers = s->cfg->threads;
-    s->workers = g_new0(srv_worker, s->nworkers);
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, SRV_WORKER_STACK);
-    for (unsigned i = 0; i < s->nworkers; i++) {
-        srv_worker *w = &s->workers[i];
-        w->srv = s;
+    all->fs = fs;
+    all->env = env;
+    all->on_exit = on_exit;
+    all->user = user;
+    all->n = n;
+    all->w = g_new0(srv_worker, n ? n : 1);
+    atomic_init(&all->running, 0);
+    for (unsigned i = 0; i < n; i++) {
+        srv_worker *w = &all->w[i];
+        w->all = all;
         w->index = i;
         w->queue = g_async_queue_new();
         atomic_init(&w->pending, 0);
     }
-    for (unsigned i = 0; i < s->nworkers; i++) {
-        srv_worker *w = &s->workers[i];
-        atomic_fetch_add(&s->workers_running, 1);
+    return all;
+}
+
+int srv_workers_start(srv_workers *all)
+{
+    pthread_attr_t attr;
+    int rc = 0;
+
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, SRV_WORKER_STACK);
+    for (unsigned i = 0; i < all->n; i++) {
+        srv_worker *w = &all->w[i];
+        atomic_fetch_add(&all->running, 1);
         int err = pthread_create(&w->thread, &attr, srv_worker_main, w);
         if (err != 0) {
-            atomic_fetch_sub(&s->workers_running, 1);
-            g_critical("cannot start worker thread %u of %u: %s", i + 1, s->nworkers,
-                       g_strerror(err));
+            atomic_fetch_sub(&all->running, 1);
+            g_critical("cannot start worker thread %u of %u: %s", i + 1, all->n, g_strerror(err));
             rc = -1;
             break;
         }
@@ -141,27 +181,14 @@ int srv_workers_start(srv_server *s)
     return rc;
 }
 
-/* A job that will not run: release what it holds. */
-static void srv_job_drop(srv_server *s, srv_job *job)
-{
-    if (job->conn)
-        srv_conn_done(job->conn);
-    else
-        atomic_fetch_sub(&s->udp_pending, 1);
-    srv_job_free(job);
-}
-
-void srv_workers_submit(srv_server *s, srv_job *job)
+/* The started worker with the fewest calls, scanning from a rotating start. */
+static srv_worker *srv_workers_least_busy(srv_workers *all)
 {
     srv_worker *best = NULL;
     unsigned best_pending = 0;
 
-    if (s->stopping || s->nworkers == 0) {
-        srv_job_drop(s, job);
-        return;
-    }
-    for (unsigned k = 0; k < s->nworkers; k++) {
-        srv_worker *w = &s->workers[(s->next_worker + k) % s->nworkers];
+    for (unsigned k = 0; k < all->n; k++) {
+        srv_worker *w = &all->w[(all->next + k) % all->n];
         unsigned p = atomic_load(&w->pending);
         if (!w->started)
             continue;
@@ -172,47 +199,82 @@ void srv_workers_submit(srv_server *s, srv_job *job)
         if (p == 0)
             break;
     }
-    s->next_worker = (s->next_worker + 1) % s->nworkers;
-    if (!best) { /* no worker thread runs (start-up failed) */
-        srv_job_drop(s, job);
-        return;
-    }
-    atomic_fetch_add(&best->pending, 1);
-    g_async_queue_push(best->queue, job);
+    all->next = all->n ? (all->next + 1) % all->n : 0;
+    return best;
 }
 
-void srv_workers_stop(srv_server *s)
+void srv_workers_submit(srv_workers *all, srv_job *job)
 {
-    for (unsigned i = 0; i < s->nworkers; i++) {
-        srv_worker *w = &s->workers[i];
+    srv_worker *w = all->stopping ? NULL : srv_workers_least_busy(all);
+
+    if (!w) { /* stopping, or no worker thread runs (start-up failed) */
+        job->ops->done(job);
+        return;
+    }
+    atomic_fetch_add(&w->pending, 1);
+    g_async_queue_push(w->queue, job);
+}
+
+void srv_workers_stop(srv_workers *all)
+{
+    all->stopping = true;
+    for (unsigned i = 0; i < all->n; i++) {
+        srv_worker *w = &all->w[i];
         if (!w->started || w->stop_sent)
             continue;
-        srv_job *job = g_new0(srv_job, 1);
-        job->stop = true;
-        g_async_queue_push(w->queue, job);
+        g_async_queue_push(w->queue, g_new0(srv_job, 1));
         w->stop_sent = true;
     }
 }
 
-void srv_workers_join(srv_server *s)
+unsigned srv_workers_running(srv_workers *all)
+{
+    return atomic_load(&all->running);
+}
+
+unsigned srv_workers_count(const srv_workers *all)
+{
+    return all->n;
+}
+
+unsigned srv_workers_pending(srv_workers *all)
+{
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < all->n; i++)
+        n += atomic_load(&all->w[i].pending);
+    return n;
+}
+
+void srv_workers_join(srv_workers *all)
 {
     srv_job *job;
 
-    srv_workers_stop(s);
-    for (unsigned i = 0; i < s->nworkers; i++) {
-        srv_worker *w = &s->workers[i];
+    srv_workers_stop(all);
+    for (unsigned i = 0; i < all->n; i++) {
+        srv_worker *w = &all->w[i];
         if (w->started)
             pthread_join(w->thread, NULL);
+        w->started = false;
         while ((job = g_async_queue_try_pop(w->queue)) != NULL) {
-            if (job->stop)
-                srv_job_free(job);
+            if (job->ops)
+                job->ops->done(job);
             else
-                srv_job_drop(s, job);
+                srv_job_free(job);
         }
-        g_async_queue_unref(w->queue);
-        srv_buf_clear(&w->out);
+        atomic_store(&w->pending, 0);
     }
-    g_free(s->workers);
-    s->workers = NULL;
-    s->nworkers = 0;
+}
+
+void srv_workers_free(srv_workers *all)
+{
+    if (!all)
+        return;
+    srv_workers_join(all);
+    for (unsigned i = 0; i < all->n; i++) {
+        g_async_queue_unref(all->w[i].queue);
+        srv_buf_clear(&all->w[i].out);
+    }
+    g_free(all->w);
+    g_free(all);
 }

@@ -4,7 +4,10 @@
  * marks removed), given to srv_dispatch_record() exactly as a worker does:
  * call header, credentials, program/version/procedure lookup, the
  * duplicate request cache, the rpcgen argument decoders, the handler and
- * the reply encoders.
+ * the reply encoders. The programs registered are those pgnfsd serves:
+ * NFS v3, MOUNT v3, and the built-in portmapper's PORTMAP v2 and rpcbind
+ * v3/v4 (with a mapping table like the daemon's), all served where the
+ * fuzzer's calls "arrive" (127.0.0.1:2049 over TCP, from 127.0.0.1:700).
  *
  * Two modes (decided once, in LLVMFuzzerInitialize):
  *
@@ -38,6 +41,7 @@
 #include "fuzz_harness.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,12 +51,17 @@
 #include "cfg.h"
 #include "dbfs.h"
 #include "fh.h"
-#include "srv_int.h"
+#include "mnt3_program.h"
+#include "nfs3_program.h"
+#include "srv_dispatch.h"
+#include "srv_export.h"
+#include "srv_pmap.h"
 
 #define FUZZ_DATA_LEN 10000
 
 static srv_ctx fuzz_ctx;
-static srv_program fuzz_progs[SRV_PROGS_MAX];
+static srv_pmap fuzz_pmap; /* the built-in portmapper's table */
+static srv_program fuzz_pmap_progs[SRV_PMAP_NPROGS];
 static srv_stats fuzz_stats;
 static srv_env fuzz_env;
 static srv_buf fuzz_out;
@@ -61,7 +70,7 @@ static dbfs *fuzz_fs;
 static dbfs_conn *fuzz_db;
 static dbfs_info fuzz_info; /* no-database mode: a made-up file system */
 static fuzz_handles fuzz_fhs;
-static struct sockaddr_in fuzz_peer;
+static srv_origin fuzz_from;
 
 static void fuzz_die(const char *what, int err)
 {
@@ -135,6 +144,36 @@ static void fuzz_setup_nodb(void)
     fuzz_handle(&fuzz_info, 0, (dbfs_fh){4, 7}, &fuzz_fhs.link);
 }
 
+/* Add a mapping to the portmapper's table (the runtime does it from its
+ * listeners; here there are none). */
+static void fuzz_pmap_add(uint32_t prog, uint32_t vers, uint32_t prot, unsigned port)
+{
+    fuzz_pmap.maps[fuzz_pmap.nmaps++] = (srv_pmap_map){prog, vers, prot, port};
+}
+
+/* NFS v3, MOUNT v3 and the portmapper's three versions, every one served
+ * where the fuzzer's calls arrive: each input reaches any of them. */
+static void fuzz_register_programs(void)
+{
+    if (srv_pmap_init(&fuzz_pmap, "0.0.0.0") != 0)
+        fuzz_die("portmapper table", -EINVAL);
+    const uint32_t prots[] = {PGNFS_PMAP_IPPROTO_TCP, PGNFS_PMAP_IPPROTO_UDP};
+    for (size_t i = 0; i < G_N_ELEMENTS(prots); i++) {
+        uint32_t prot = prots[i];
+        fuzz_pmap_add(nfs3_program.prog, nfs3_program.vers, prot, 2049);
+        fuzz_pmap_add(mnt3_program.prog, mnt3_program.vers, prot, 2049);
+        for (uint32_t v = PGNFS_PMAP_VERS; v <= PGNFS_RPCB_VERS4; v++)
+            fuzz_pmap_add(PGNFS_PMAP_PROG, v, prot, PGNFS_PMAP_PORT);
+    }
+    srv_pmap_programs(&fuzz_pmap, fuzz_pmap_progs);
+    const srv_program *all[2 + SRV_PMAP_NPROGS] = {&nfs3_program, &mnt3_program};
+    for (unsigned i = 0; i < SRV_PMAP_NPROGS; i++)
+        all[2 + i] = &fuzz_pmap_progs[i];
+    for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
+        if (srv_env_register(&fuzz_env, all[i]) < 0)
+            fuzz_die("register a program", -EINVAL);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     const char *overrides[] = {
@@ -155,7 +194,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         fprintf(stderr, "fuzz_dispatch: configuration: %s\n", err);
         exit(1);
     }
-    srv_log_setup(getenv("PGNFS_FUZZ_LOG") ? getenv("PGNFS_FUZZ_LOG") : "error");
+    log_setup(getenv("PGNFS_FUZZ_LOG") ? getenv("PGNFS_FUZZ_LOG") : "error");
     GLogLevelFlags fatal = G_LOG_LEVEL_CRITICAL;
     if (!warnings || strcmp(warnings, "ok") != 0)
         fatal |= G_LOG_LEVEL_WARNING;
@@ -169,19 +208,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     else
         fuzz_setup_nodb();
 
-    unsigned nprogs = srv_programs_default(fuzz_progs);
-    srv_stats_init(&fuzz_stats, fuzz_progs, nprogs);
+    srv_stats_init(&fuzz_stats);
     fuzz_env = (srv_env){
         .ctx = &fuzz_ctx,
-        .progs = fuzz_progs,
-        .nprogs = nprogs,
         .drc = srv_drc_new(256),
         .stats = &fuzz_stats,
-        .rl = srv_ratelimit_new(1),
+        .rl = log_ratelimit_new(1),
     };
-    fuzz_peer.sin_family = AF_INET;
-    fuzz_peer.sin_port = htons(700);
-    fuzz_peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fuzz_register_programs();
+    struct sockaddr_in peer = {.sin_family = AF_INET, .sin_port = htons(700)};
+    struct sockaddr_in local = {.sin_family = AF_INET, .sin_port = htons(2049)};
+    peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    local.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    srv_origin_set(&fuzz_from, (struct sockaddr *)&peer, sizeof peer, (struct sockaddr *)&local,
+                   sizeof local, true, SRV_PROGS_ALL);
 
     if (seeds && *seeds) {
         int n = fuzz_seeds_write_dir(&fuzz_fhs, seeds);
@@ -203,8 +243,7 @@ static uint32_t fuzz_word(const unsigned char *p)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     srv_dispatch_result r =
-        srv_dispatch_record(&fuzz_env, fuzz_db, data, size, (const struct sockaddr *)&fuzz_peer,
-                            sizeof fuzz_peer, true, &fuzz_out);
+        srv_dispatch_record(&fuzz_env, fuzz_db, data, size, &fuzz_from, &fuzz_out);
 
     if (r == SRV_DISPATCH_REPLY) {
         /* Every reply: xid, REPLY, reply_stat and at least two words more

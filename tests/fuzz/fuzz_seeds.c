@@ -2,9 +2,11 @@
  * fuzz_seeds.c -- the seed corpus of the dispatch fuzzer (fuzz_seeds.h):
  * every NFSv3 and MOUNTv3 procedure's arguments encoded with the rpcgen
  * routines (so the seeds are exactly what a conforming client sends), each
- * behind an RPC call header with an AUTH_SYS credential for root; and a
- * handful of records for the RPC-level replies (wrong RPC version, unknown
- * program, version and procedure, AUTH_NONE, a long credential).
+ * behind an RPC call header with an AUTH_SYS credential for root; every
+ * portmapper procedure (PORTMAP v2, rpcbind v3/v4) as clients send them,
+ * with AUTH_NONE; and a handful of records for the RPC-level replies
+ * (wrong RPC version, unknown program, version and procedure, AUTH_NONE, a
+ * long credential).
  *
  * NOTES
  *   A record is encoded into a buffer fuzz_seed_emit_full allocates and
@@ -23,6 +25,7 @@
 
 #include "mount3.h"
 #include "nfs3.h"
+#include "pmap.h"
 
 #define FUZZ_SEED_MAX (96u * 1024u)
 #define FUZZ_XID      0x5eed0000u
@@ -380,6 +383,53 @@ static void fuzz_seeds_mount(fuzz_seed_sink *s)
     fuzz_seed_emit(s, "mnt3-05-export", MOUNT_PROGRAM, MOUNTPROC3_EXPORT, NULL, NULL);
 }
 
+/* The portmapper's procedures, AUTH_NONE as rpcinfo and mount.nfs send them. */
+static void fuzz_seeds_pmap(fuzz_seed_sink *s)
+{
+    pgnfs_pmap_mapping m = {NFS_PROGRAM, 3, PGNFS_PMAP_IPPROTO_TCP, 0};
+    pgnfs_rpcb q = {
+        .r_prog = MOUNT_PROGRAM, .r_vers = 3, .r_netid = "tcp", .r_addr = "", .r_owner = ""};
+
+    for (uint32_t v = PGNFS_PMAP_VERS; v <= PGNFS_RPCB_VERS4; v++)
+        fuzz_seed_emit_full(s,
+                            v == 2   ? "pmap2-00-null"
+                            : v == 3 ? "rpcb3-00-null"
+                                     : "rpcb4-00-null",
+                            2, PGNFS_PMAP_PROG, v, 0, false, 0, NULL, NULL);
+    fuzz_seed_emit_full(s, "pmap2-03-getport", 2, PGNFS_PMAP_PROG, PGNFS_PMAP_VERS,
+                        PGNFS_PMAPPROC_GETPORT, false, 0, (xdrproc_t)xdr_pgnfs_pmap_mapping, &m);
+    m.port = 4045;
+    fuzz_seed_emit_full(s, "pmap2-01-set", 2, PGNFS_PMAP_PROG, PGNFS_PMAP_VERS, PGNFS_PMAPPROC_SET,
+                        false, 0, (xdrproc_t)xdr_pgnfs_pmap_mapping, &m);
+    fuzz_seed_emit_full(s, "pmap2-02-unset", 2, PGNFS_PMAP_PROG, PGNFS_PMAP_VERS,
+                        PGNFS_PMAPPROC_UNSET, false, 0, (xdrproc_t)xdr_pgnfs_pmap_mapping, &m);
+    fuzz_seed_emit_full(s, "pmap2-04-dump", 2, PGNFS_PMAP_PROG, PGNFS_PMAP_VERS,
+                        PGNFS_PMAPPROC_DUMP, false, 0, NULL, NULL);
+    fuzz_seed_emit_full(s, "pmap2-05-callit", 2, PGNFS_PMAP_PROG, PGNFS_PMAP_VERS,
+                        PGNFS_PMAPPROC_CALLIT, false, 0, NULL, NULL);
+    fuzz_seed_emit_full(s, "rpcb3-03-getaddr", 2, PGNFS_PMAP_PROG, PGNFS_RPCB_VERS,
+                        PGNFS_RPCBPROC_GETADDR, false, 0, (xdrproc_t)xdr_pgnfs_rpcb, &q);
+    q.r_netid = "";
+    q.r_vers = 1;
+    fuzz_seed_emit_full(s, "rpcb3-03-getaddr-anyvers", 2, PGNFS_PMAP_PROG, PGNFS_RPCB_VERS,
+                        PGNFS_RPCBPROC_GETADDR, false, 0, (xdrproc_t)xdr_pgnfs_rpcb, &q);
+    q.r_netid = "udp6";
+    q.r_vers = 3;
+    fuzz_seed_emit_full(s, "rpcb4-09-getversaddr", 2, PGNFS_PMAP_PROG, PGNFS_RPCB_VERS4,
+                        PGNFS_RPCBPROC_GETVERSADDR, false, 0, (xdrproc_t)xdr_pgnfs_rpcb, &q);
+    q.r_addr = "127.0.0.1.16.1";
+    q.r_owner = "superuser";
+    fuzz_seed_emit_full(s, "rpcb4-01-set", 2, PGNFS_PMAP_PROG, PGNFS_RPCB_VERS4, PGNFS_RPCBPROC_SET,
+                        false, 0, (xdrproc_t)xdr_pgnfs_rpcb, &q);
+    fuzz_seed_emit_full(s, "rpcb3-04-dump", 2, PGNFS_PMAP_PROG, PGNFS_RPCB_VERS,
+                        PGNFS_RPCBPROC_DUMP, false, 0, NULL, NULL);
+    fuzz_seed_emit_full(s, "rpcb4-06-gettime", 2, PGNFS_PMAP_PROG, PGNFS_RPCB_VERS4,
+                        PGNFS_RPCBPROC_GETTIME, false, 0, NULL, NULL);
+    fuzz_seed_emit_full(s, "rpcb3-09-getversaddr", 2, PGNFS_PMAP_PROG, PGNFS_RPCB_VERS,
+                        PGNFS_RPCBPROC_GETVERSADDR, false, 0, (xdrproc_t)xdr_pgnfs_rpcb, &q);
+    fuzz_seed_emit_full(s, "pmap5-mismatch", 2, PGNFS_PMAP_PROG, 5, 0, false, 0, NULL, NULL);
+}
+
 /* Calls the RPC layer answers itself. */
 static void fuzz_seeds_rpc(fuzz_seed_sink *s, const fuzz_handles *h)
 {
@@ -404,6 +454,7 @@ unsigned fuzz_seeds_build(const fuzz_handles *h, fuzz_seed_fn fn, void *user)
 
     fuzz_seeds_nfs(&s, h);
     fuzz_seeds_mount(&s);
+    fuzz_seeds_pmap(&s);
     fuzz_seeds_rpc(&s, h);
     return s.count;
 }

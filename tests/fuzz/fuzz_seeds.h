@@ -1,8 +1,9 @@
 /*
  * fuzz_seeds.h -- the seed corpus of the dispatch fuzzer: one well-formed
- * RPC call record per NFSv3 and MOUNTv3 procedure (several for procedures
- * with interesting variants), encoded with the rpcgen XDR routines of
- * rpc/, plus a few records that exercise the RPC-level error paths.
+ * RPC call record per NFSv3, MOUNTv3 and portmapper (PORTMAP v2, rpcbind
+ * v3/v4) procedure (several for procedures with interesting variants),
+ * encoded with the rpcgen XDR routines of rpc/, plus a few records that
+ * exercise the RPC-level error paths.
  *
  * NOTES
  *   The records name files by the handles the caller passes, so a seed

@@ -3,8 +3,11 @@
  * record fragments over the limit, strings and opaque data longer than
  * the protocol allows, READ/WRITE/READDIR counts beyond the maxima, the
  * RPC-level errors over UDP, clients that connect and send nothing or one
- * byte a second, a connection flood over [server] max_connections, a
- * pipelined flood, and the server's memory under repeated storms.
+ * byte a second, a connection flood over [server] max_connections (the
+ * connections idle longest that never had a call make room; a client
+ * already served keeps its connection), a pipelined flood, a flood of
+ * forged handles (a few log lines a second, not one per call), and the
+ * server's memory under repeated storms.
  *
  * What every case checks besides its own replies: the server does not
  * crash (assert_alive at the end), does not block other clients (a second
@@ -40,7 +43,8 @@ enum { RECV_MS = 30000, MAX_CONNS = 128 };
 
 static const char *const hostile_settings[] = {
     "server.max_connections=128",
-    "server.threads=4", /* test_memory's bound is per worker */
+    "server.max_connections_per_address=0", /* the flood tests the table alone */
+    "server.threads=4",                     /* test_memory's bound is per worker */
     NULL,
 };
 
@@ -83,11 +87,9 @@ static void mark(GByteArray *b, uint32_t len, bool last)
     nr_xdr_u32(b, (last ? 0x80000000u : 0) | len);
 }
 
-/* The server still answers, on a new connection. A connection over
- * [server] max_connections is closed at once, and the server may not yet
- * have seen the test's own closes of the connections it flooded it with:
- * so a refused connection is retried, for up to ten seconds (a crashed or
- * wedged server stays refused and fails). */
+/* The server still answers, on a new connection. A connection the server
+ * refuses (every other one busy) is retried, for up to ten seconds (a
+ * crashed or wedged server stays refused and fails). */
 static void assert_alive(void)
 {
     gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
@@ -733,29 +735,53 @@ static void test_slow_client(void)
 
 /* ---- floods -------------------------------------------------------------------------- */
 
+/* How many of fds[0..n) the server has closed, waiting (up to RECV_MS)
+ * until at least want are. */
+static unsigned wait_closed(const int *fds, unsigned n, unsigned want)
+{
+    gint64 deadline = g_get_monotonic_time() + (gint64)RECV_MS * 1000;
+    unsigned closed;
+
+    for (;;) {
+        closed = 0;
+        for (unsigned i = 0; i < n; i++) {
+            struct pollfd p = {.fd = fds[i], .events = POLLIN | POLLRDHUP};
+            if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)))
+                closed++;
+        }
+        if (closed >= want || g_get_monotonic_time() > deadline)
+            return closed;
+        g_usleep(10000);
+    }
+}
+
 static void test_connection_flood(void)
 {
     nr_ctx *good = pt_open(NULL);
     int fds[MAX_CONNS + 20];
-    unsigned refused = 0;
+    const unsigned n = G_N_ELEMENTS(fds), over = n + 1 - MAX_CONNS;
 
-    /* Fill the server up to [server] max_connections and beyond: the
-     * connections over the limit are closed at once; the good client's
-     * connection, open before, keeps working. */
-    for (unsigned i = 0; i < G_N_ELEMENTS(fds); i++)
-        fds[i] = connect_or_die();
-    for (unsigned i = 0; i < G_N_ELEMENTS(fds); i++) {
-        struct pollfd p = {.fd = fds[i], .events = POLLIN};
-        if (poll(&p, 1, i >= MAX_CONNS - 8 ? 200 : 0) > 0 && nr_raw_wait_closed(fds[i], 100))
-            refused++;
-    }
-    g_test_message("%zu connections attempted with max_connections %d: %u closed at once",
-                   G_N_ELEMENTS(fds), MAX_CONNS, refused);
-    g_assert_cmpuint(refused, >=, 20);
+    /* The good client has had a call answered: it is admitted. Then the
+     * table is filled to [server] max_connections and beyond with
+     * connections that send nothing: each one over the limit closes the
+     * connection idle longest among those not (yet) admitted -- the
+     * flood's oldest -- so the good client's connection, older and idle,
+     * keeps working, and the newest connections stay open. */
     pt_getattr(good, &pt.root);
-    for (unsigned i = 0; i < G_N_ELEMENTS(fds); i++)
+    for (unsigned i = 0; i < n; i++)
+        fds[i] = connect_or_die();
+    unsigned closed = wait_closed(fds, n, over);
+    g_test_message("%u connections with max_connections %d: the server closed %u of them", n,
+                   MAX_CONNS, closed);
+    g_assert_cmpuint(closed, >=, over);
+    for (unsigned i = n - 100; i < n; i++) {
+        struct pollfd p = {.fd = fds[i], .events = POLLIN | POLLRDHUP};
+        g_assert_cmpint(poll(&p, 1, 0), ==, 0);
+    }
+    pt_getattr(good, &pt.root);
+    for (unsigned i = 0; i < n; i++)
         close(fds[i]);
-    /* Once they are gone, new connections are served again. */
+    /* New connections are served too. */
     assert_alive();
     pt_getattr(good, &pt.root);
     nr_close(good);
@@ -822,6 +848,43 @@ static void test_pipeline_flood(void)
     g_free(seen);
     g_byte_array_unref(all);
     nr_close(good);
+}
+
+/* ---- log lines a client can provoke ------------------------------------------------- */
+
+/* Occurrences of needle in the server's log. */
+static unsigned log_count(const char *needle)
+{
+    char *log = tl_server_log(pt.server);
+    unsigned n = 0;
+
+    for (const char *p = log; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    g_free(log);
+    return n;
+}
+
+/* 200 GETATTRs with a forged handle: each is answered NFS3ERR_BADHANDLE,
+ * but the log gets at most a few lines a second about that client (the
+ * per-client limit dispatch uses for bad calls: 5 a second), not 200. */
+static void test_bad_handle_log(void)
+{
+    enum { N = 200, PER_SECOND = 5 };
+    nr_ctx *c = pt_open(NULL);
+    nr_fh forged = pt.root;
+    unsigned before = log_count("bad file handle");
+
+    forged.data[forged.len - 1] ^= 0x5a; /* the MAC no longer matches */
+    gint64 t0 = g_get_monotonic_time();
+    for (int i = 0; i < N; i++)
+        pt_stat(c, nr_getattr(c, &forged, NULL), NFS3ERR_BADHANDLE);
+    gint64 secs = (g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
+    /* The lines were written before the replies went out. */
+    unsigned lines = log_count("bad file handle") - before;
+    g_test_message("%d bad handles in %" G_GINT64_FORMAT " s: %u log lines", N, secs, lines);
+    g_assert_cmpuint(lines, >=, 1);
+    g_assert_cmpuint(lines, <=, (unsigned)(PER_SECOND * (secs + 2)));
+    nr_close(c);
 }
 
 /* ---- memory under repeated storms ----------------------------------------------------- */
@@ -949,6 +1012,7 @@ int main(int argc, char **argv)
     pt_add("/hostile/slow_client", test_slow_client);
     pt_add("/hostile/connection_flood", test_connection_flood);
     pt_add("/hostile/pipeline_flood", test_pipeline_flood);
+    pt_add("/hostile/bad_handle_log", test_bad_handle_log);
     pt_add("/hostile/memory", test_memory);
     return pt_run();
 }

@@ -3,26 +3,37 @@
  * records, no sockets and no database: every RPC-level reply (RPC_MISMATCH,
  * PROG_UNAVAIL, PROG_MISMATCH, PROC_UNAVAIL, GARBAGE_ARGS, AUTH_ERROR with
  * BADCRED, BADVERF, REJECTEDCRED, TOOWEAK), calls that get no reply, the
- * NULL procedures, NFS3ERR_JUKEBOX without a database, and the duplicate
+ * NULL procedures, NFS3ERR_JUKEBOX without a database, the duplicate
  * request cache as dispatch uses it (through a test program whose handler
- * counts its executions). Replies are decoded word by word.
+ * counts its executions), and what a program's descriptor decides: several
+ * versions of one program (PROG_MISMATCH low..high), programs not served
+ * where a call arrives, any credential (SRV_AUTH_ANY), TCP-only
+ * procedures, procedure table holes, per-status counters, registration
+ * errors. Replies are decoded word by word.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <string.h>
 
 #include <glib.h>
 
-#include "srv_int.h"
+#include "mnt3_program.h"
+#include "nfs3_program.h"
+#include "srv_dispatch.h"
+#include "srv_export.h"
 
 enum { NFS = 100003, MOUNT = 100005, NLM = 100021 };
 
 /* The test program: 0x20000099 version 1, procedure 1 "BUMP" is
- * non-idempotent and needs no database. */
-enum { TESTPROG = 0x20000099u };
+ * non-idempotent and needs no database; versions 4 and 7 of it exist too
+ * (for PROG_MISMATCH), and 0x2000009a takes any credential. */
+enum { TESTPROG = 0x20000099u, ANYPROG = 0x2000009au };
+
+/* Program indexes in env (registration order). */
+enum { IX_NFS, IX_MOUNT, IX_TEST, IX_TEST4, IX_TEST7, IX_ANY };
 
 static srv_ctx ctx;
 static srv_stats stats;
-static srv_program progs[SRV_PROGS_MAX];
 static srv_env env;
 
 static unsigned bump_runs;
@@ -46,12 +57,25 @@ static void bump_handler(srv_req *req, void *args, void *res)
     if (bump_reenter) {
         /* The client retransmits while the first execution runs. */
         struct sockaddr_in sa = peer(4242);
+        srv_origin from;
         srv_buf out = {0};
-        bump_reenter_result = srv_dispatch_record(&env, NULL, bump_record->data, bump_record->len,
-                                                  (struct sockaddr *)&sa, sizeof sa, true, &out);
+        srv_origin_set(&from, (struct sockaddr *)&sa, sizeof sa, NULL, 0, true, SRV_PROGS_ALL);
+        bump_reenter_result =
+            srv_dispatch_record(&env, NULL, bump_record->data, bump_record->len, &from, &out);
         srv_buf_clear(&out);
     }
 }
+
+/* Result: the argument + 1000 * runs; status 7 when odd, else 8. */
+static bool bump_status(uint32_t proc, const void *res, uint32_t *st)
+{
+    if (proc != 1)
+        return false;
+    *st = *(const uint32_t *)res % 2 ? 7 : 8;
+    return true;
+}
+
+static const srv_status bump_statuses[] = {{7, "ODD"}, {8, "EVEN"}};
 
 static const srv_proc test_procs[] = {
     {.name = "NULL"},
@@ -62,7 +86,29 @@ static const srv_proc test_procs[] = {
      .res_size = sizeof(uint32_t),
      .handler = bump_handler,
      .non_idempotent = true},
+    {0}, /* a hole: not served */
+    {.name = "BIG", .res_xdr = (xdrproc_t)xdr_u_int, .res_size = 4, .tcp_only = true},
 };
+
+static const srv_program test_v1 = {.name = "test1",
+                                    .prog = TESTPROG,
+                                    .vers = 1,
+                                    .procs = test_procs,
+                                    .nprocs = G_N_ELEMENTS(test_procs),
+                                    .status_of = bump_status,
+                                    .statuses = bump_statuses,
+                                    .nstatuses = G_N_ELEMENTS(bump_statuses),
+                                    .status_metric = "pgnfs_test_replies_total"};
+static const srv_program test_v4 = {
+    .name = "test4", .prog = TESTPROG, .vers = 4, .procs = test_procs, .nprocs = 1};
+static const srv_program test_v7 = {
+    .name = "test7", .prog = TESTPROG, .vers = 7, .procs = test_procs, .nprocs = 1};
+static const srv_program any_v1 = {.name = "any1",
+                                   .prog = ANYPROG,
+                                   .vers = 1,
+                                   .procs = test_procs,
+                                   .nprocs = G_N_ELEMENTS(test_procs),
+                                   .auth = SRV_AUTH_ANY};
 
 /* ---- building calls ------------------------------------------------------- */
 
@@ -196,16 +242,24 @@ static void parse(const srv_buf *b, reply *r)
     }
 }
 
-/* Dispatch rec from 127.0.0.1:900 without a database; parse the reply. */
-static srv_dispatch_result run(const GByteArray *rec, srv_buf *out, reply *r)
+/* Dispatch rec from 127.0.0.1:900 over tcp (or UDP) where the programs of
+ * mask progs are served, without a database; parse the reply. */
+static srv_dispatch_result run_on(const GByteArray *rec, bool tcp, uint32_t progs, srv_buf *out,
+                                  reply *r)
 {
     struct sockaddr_in sa = peer(900);
-    srv_dispatch_result res = srv_dispatch_record(&env, NULL, rec->data, rec->len,
-                                                  (struct sockaddr *)&sa, sizeof sa, true, out);
+    srv_origin from;
 
+    srv_origin_set(&from, (struct sockaddr *)&sa, sizeof sa, NULL, 0, tcp, progs);
+    srv_dispatch_result res = srv_dispatch_record(&env, NULL, rec->data, rec->len, &from, out);
     if (res == SRV_DISPATCH_REPLY)
         parse(out, r);
     return res;
+}
+
+static srv_dispatch_result run(const GByteArray *rec, srv_buf *out, reply *r)
+{
+    return run_on(rec, true, SRV_PROGS_ALL, out, r);
 }
 
 /* Dispatch and expect a reply with this xid. */
@@ -229,7 +283,7 @@ static void test_null(void)
 {
     srv_buf out = {0};
     reply r;
-    uint64_t before = atomic_load(&stats.procs[0][0].calls);
+    uint64_t before = atomic_load(&stats.progs[IX_NFS].procs[0].calls);
 
     /* NULL needs no credentials, for either program. */
     run_reply(call(1, NFS, 3, 0, CRED_NONE, 0, NULL), &out, &r);
@@ -241,7 +295,7 @@ static void test_null(void)
     g_assert_cmpuint(r.len, ==, 24);
     run_reply(call(3, NFS, 3, 0, CRED_SYS, 0, NULL), &out, &r);
     g_assert_cmpuint(r.accept_stat, ==, SUCCESS);
-    g_assert_cmpuint(atomic_load(&stats.procs[0][0].calls), ==, before + 2);
+    g_assert_cmpuint(atomic_load(&stats.progs[IX_NFS].procs[0].calls), ==, before + 2);
     srv_buf_clear(&out);
 }
 
@@ -320,7 +374,7 @@ static void test_garbage_args(void)
     srv_buf out = {0};
     reply r;
     GByteArray *rec;
-    uint64_t errors = atomic_load(&stats.procs[0][1].errors);
+    uint64_t errors = atomic_load(&stats.progs[IX_NFS].procs[1].errors);
 
     /* GETATTR whose handle claims 32 bytes and has 4. */
     rec = call(50, NFS, 3, 1, CRED_SYS, 0, NULL);
@@ -328,7 +382,7 @@ static void test_garbage_args(void)
     put32(rec, 0xdeadbeef);
     run_reply(rec, &out, &r);
     g_assert_cmpuint(r.accept_stat, ==, GARBAGE_ARGS);
-    g_assert_cmpuint(atomic_load(&stats.procs[0][1].errors), ==, errors + 1);
+    g_assert_cmpuint(atomic_load(&stats.progs[IX_NFS].procs[1].errors), ==, errors + 1);
 
     /* GETATTR with a 65-byte handle (over NFS3_FHSIZE). */
     unsigned char big[65] = {0};
@@ -554,12 +608,13 @@ static void test_drc(void)
     g_assert_cmpuint(bump_runs, ==, 1);
 
     /* The retransmission, even from another port: the first reply again. */
-    g_assert_cmpint(srv_dispatch_record(&env, NULL, rec->data, rec->len, (struct sockaddr *)&other,
-                                        sizeof other, true, &out),
-                    ==, SRV_DISPATCH_REPLY);
+    srv_origin from;
+    srv_origin_set(&from, (struct sockaddr *)&other, sizeof other, NULL, 0, true, SRV_PROGS_ALL);
+    g_assert_cmpint(srv_dispatch_record(&env, NULL, rec->data, rec->len, &from, &out), ==,
+                    SRV_DISPATCH_REPLY);
     g_assert_cmpmem(out.data, out.len, first.data, first.len);
     g_assert_cmpuint(bump_runs, ==, 1);
-    g_assert_cmpuint(atomic_load(&stats.procs[2][1].drc_hits), ==, 1);
+    g_assert_cmpuint(atomic_load(&stats.progs[IX_TEST].procs[1].drc_hits), ==, 1);
 
     /* The same xid with other arguments is another call. */
     GByteArray *rec2 = call(100, TESTPROG, 1, 1, CRED_SYS, 0, NULL);
@@ -595,33 +650,166 @@ static void test_stats_log(void)
 {
     /* The table is written through GLib; here it must just not fail. */
     srv_stats_log(&stats, "test");
-    g_assert_cmpuint(atomic_load(&stats.procs[0][0].calls), >, 0);
-    g_assert_cmpuint(atomic_load(&stats.procs[0][0].max_ns), >, 0);
+    g_assert_cmpuint(atomic_load(&stats.progs[IX_NFS].procs[0].calls), >, 0);
+    g_assert_cmpuint(atomic_load(&stats.progs[IX_NFS].procs[0].max_ns), >, 0);
+}
+
+/* Several versions of one program: PROG_MISMATCH names the lowest and
+ * highest registered; each version answers for itself. */
+static void test_versions(void)
+{
+    srv_buf out = {0};
+    reply r;
+    const uint32_t missing[] = {0, 2, 3, 5, 8, 0xffffffffu};
+
+    for (size_t i = 0; i < G_N_ELEMENTS(missing); i++) {
+        run_reply(call(110 + (uint32_t)i, TESTPROG, missing[i], 0, CRED_SYS, 0, NULL), &out, &r);
+        g_assert_cmpuint(r.accept_stat, ==, PROG_MISMATCH);
+        g_assert_cmpuint(r.low, ==, 1);
+        g_assert_cmpuint(r.high, ==, 7);
+    }
+    uint64_t v4 = atomic_load(&stats.progs[IX_TEST4].procs[0].calls);
+    run_reply(call(120, TESTPROG, 4, 0, CRED_SYS, 0, NULL), &out, &r);
+    g_assert_cmpuint(r.accept_stat, ==, SUCCESS);
+    g_assert_cmpuint(atomic_load(&stats.progs[IX_TEST4].procs[0].calls), ==, v4 + 1);
+    /* Version 4 has only NULL. */
+    run_reply(call(121, TESTPROG, 4, 1, CRED_SYS, 0, NULL), &out, &r);
+    g_assert_cmpuint(r.accept_stat, ==, PROC_UNAVAIL);
+    srv_buf_clear(&out);
+}
+
+/* Where a call arrives decides which programs exist for it. */
+static void test_served_here(void)
+{
+    srv_buf out = {0};
+    reply r;
+    GByteArray *rec;
+    uint32_t only_test = (1u << IX_TEST) | (1u << IX_TEST4) | (1u << IX_TEST7);
+
+    rec = call(130, NFS, 3, 0, CRED_SYS, 0, NULL);
+    g_assert_cmpint(run_on(rec, true, only_test, &out, &r), ==, SRV_DISPATCH_REPLY);
+    g_assert_cmpuint(r.accept_stat, ==, PROG_UNAVAIL);
+    g_byte_array_unref(rec);
+    /* Only version 4 of TESTPROG served there: PROG_MISMATCH 4..4. */
+    rec = call(131, TESTPROG, 1, 0, CRED_SYS, 0, NULL);
+    g_assert_cmpint(run_on(rec, true, 1u << IX_TEST4, &out, &r), ==, SRV_DISPATCH_REPLY);
+    g_assert_cmpuint(r.accept_stat, ==, PROG_MISMATCH);
+    g_assert_cmpuint(r.low, ==, 4);
+    g_assert_cmpuint(r.high, ==, 4);
+    g_byte_array_unref(rec);
+    rec = call(132, TESTPROG, 1, 0, CRED_SYS, 0, NULL);
+    g_assert_cmpint(run_on(rec, true, only_test, &out, &r), ==, SRV_DISPATCH_REPLY);
+    g_assert_cmpuint(r.accept_stat, ==, SUCCESS);
+    g_byte_array_unref(rec);
+    srv_buf_clear(&out);
+}
+
+/* A program that takes any credential; TCP-only procedures; holes. */
+static void test_descriptor_rules(void)
+{
+    srv_buf out = {0};
+    reply r;
+    GByteArray *rec, *body = authsys(256, 2, false);
+
+    /* AUTH_NONE, an unknown flavor and a malformed AUTH_SYS all run BUMP. */
+    rec = call(140, ANYPROG, 1, 1, CRED_NONE, 0, NULL);
+    put32(rec, 1);
+    run_reply(rec, &out, &r);
+    g_assert_cmpuint(r.accept_stat, ==, SUCCESS);
+    rec = call(141, ANYPROG, 1, 1, CRED_CUSTOM, 77, body);
+    put32(rec, 2);
+    run_reply(rec, &out, &r);
+    g_assert_cmpuint(r.accept_stat, ==, SUCCESS);
+    rec = call(142, ANYPROG, 1, 1, CRED_CUSTOM, AUTH_SYS, body);
+    put32(rec, 3);
+    run_reply(rec, &out, &r);
+    g_assert_cmpuint(r.accept_stat, ==, SUCCESS);
+    /* ... but the same credentials to an AUTH_SYS program are refused. */
+    rec = call(143, TESTPROG, 1, 1, CRED_NONE, 0, NULL);
+    put32(rec, 4);
+    run_reply(rec, &out, &r);
+    g_assert_cmpuint(r.auth_stat, ==, AUTH_TOOWEAK);
+    rec = call(144, TESTPROG, 1, 1, CRED_CUSTOM, AUTH_SYS, body);
+    put32(rec, 5);
+    run_reply(rec, &out, &r);
+    g_assert_cmpuint(r.auth_stat, ==, AUTH_BADCRED);
+    g_byte_array_unref(body);
+
+    /* A hole in the table; a TCP-only procedure over UDP and over TCP. */
+    run_reply(call(145, TESTPROG, 1, 2, CRED_SYS, 0, NULL), &out, &r);
+    g_assert_cmpuint(r.accept_stat, ==, PROC_UNAVAIL);
+    rec = call(146, TESTPROG, 1, 3, CRED_SYS, 0, NULL);
+    g_assert_cmpint(run_on(rec, false, SRV_PROGS_ALL, &out, &r), ==, SRV_DISPATCH_REPLY);
+    g_assert_cmpuint(r.accept_stat, ==, PROC_UNAVAIL);
+    g_assert_cmpint(run_on(rec, true, SRV_PROGS_ALL, &out, &r), ==, SRV_DISPATCH_REPLY);
+    g_assert_cmpuint(r.accept_stat, ==, SUCCESS);
+    g_assert_cmpuint(r.len, ==, r.body + 4);
+    g_byte_array_unref(rec);
+    srv_buf_clear(&out);
+}
+
+/* Replies counted by the status the program's status_of reports. */
+static void test_status_counters(void)
+{
+    srv_buf out = {0};
+    reply r;
+    uint64_t odd = atomic_load(&stats.progs[IX_TEST].statuses[0]);
+    uint64_t even = atomic_load(&stats.progs[IX_TEST].statuses[1]);
+    uint64_t ok = atomic_load(&stats.progs[IX_NFS].statuses[0]);
+
+    for (uint32_t i = 0; i < 3; i++) {
+        GByteArray *rec = call(150 + i, TESTPROG, 1, 1, CRED_SYS, 0, NULL);
+        put32(rec, 2 * i); /* + 1000 * runs: every result even */
+        run_reply(rec, &out, &r);
+        g_assert_cmpuint(r.accept_stat, ==, SUCCESS);
+    }
+    g_assert_cmpuint(atomic_load(&stats.progs[IX_TEST].statuses[0]), ==, odd);
+    g_assert_cmpuint(atomic_load(&stats.progs[IX_TEST].statuses[1]), ==, even + 3);
+    g_assert_cmpstr(srv_stats_status_name(&test_v1, 7), ==, "ODD");
+    g_assert_null(srv_stats_status_name(&test_v1, 9));
+    g_assert_cmpstr(srv_stats_status_name(&nfs3_program, 10008), ==, "NFS3ERR_JUKEBOX");
+    /* NFS NULL has no status; the metrics page lists both programs'. */
+    run_reply(call(160, NFS, 3, 0, CRED_SYS, 0, NULL), &out, &r);
+    g_assert_cmpuint(atomic_load(&stats.progs[IX_NFS].statuses[0]), ==, ok);
+    GString *page = g_string_new(NULL);
+    srv_stats_metrics(&stats, page);
+    g_assert_nonnull(strstr(page->str, "pgnfs_nfs3_replies_total{status=\"NFS3ERR_JUKEBOX\"} "));
+    g_assert_nonnull(strstr(page->str, "# TYPE pgnfs_test_replies_total counter"));
+    g_assert_nonnull(strstr(page->str, "pgnfs_rpc_calls_total{prog=\"test4\",proc=\"NULL\"} "));
+    g_string_free(page, TRUE);
+    srv_buf_clear(&out);
+}
+
+/* Registration refuses duplicates and empty descriptors. */
+static void test_register(void)
+{
+    srv_env e = {0};
+    const srv_program empty = {.name = "empty", .prog = 1, .vers = 1};
+
+    g_assert_cmpint(srv_env_register(&e, &test_v1), ==, 0);
+    g_assert_cmpint(srv_env_register(&e, &test_v4), ==, 1);
+    g_assert_cmpint(srv_env_register(&e, &test_v1), ==, -EEXIST);
+    g_assert_cmpint(srv_env_register(&e, &empty), ==, -EINVAL);
+    g_assert_cmpuint(e.nprogs, ==, 2);
 }
 
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    srv_log_setup("error"); /* bad-call lines are expected; keep the output readable */
+    log_setup("error"); /* bad-call lines are expected; keep the output readable */
 
-    unsigned n = srv_programs_default(progs);
-    progs[n++] = (srv_program){
-        .name = "test",
-        .prog = TESTPROG,
-        .vers = 1,
-        .procs = test_procs,
-        .nprocs = G_N_ELEMENTS(test_procs),
-    };
-    srv_stats_init(&stats, progs, n);
+    srv_stats_init(&stats);
     pthread_mutex_init(&ctx.mounts_lock, NULL);
     env = (srv_env){
         .ctx = &ctx,
-        .progs = progs,
-        .nprogs = n,
         .drc = srv_drc_new(64),
         .stats = &stats,
-        .rl = srv_ratelimit_new(5),
+        .rl = log_ratelimit_new(5),
     };
+    const srv_program *all[] = {&nfs3_program, &mnt3_program, &test_v1,
+                                &test_v4,      &test_v7,      &any_v1};
+    for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
+        g_assert_cmpint(srv_env_register(&env, all[i]), ==, (int)i);
 
     g_test_add_func("/dispatch/null", test_null);
     g_test_add_func("/dispatch/rpc_mismatch", test_rpc_mismatch);
@@ -635,8 +823,14 @@ int main(int argc, char **argv)
     g_test_add_func("/dispatch/no_database", test_no_database);
     g_test_add_func("/dispatch/drc", test_drc);
     g_test_add_func("/dispatch/stats_log", test_stats_log);
+    g_test_add_func("/dispatch/versions", test_versions);
+    g_test_add_func("/dispatch/served_here", test_served_here);
+    g_test_add_func("/dispatch/descriptor_rules", test_descriptor_rules);
+    g_test_add_func("/dispatch/status_counters", test_status_counters);
+    g_test_add_func("/dispatch/register", test_register);
     int rc = g_test_run();
     srv_drc_free(env.drc);
-    srv_ratelimit_free(env.rl);
+    log_ratelimit_free(env.rl);
+    srv_stats_clear(&stats);
     return rc;
 }

@@ -5,11 +5,12 @@
  * within the bound, and many threads at once.
  */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
 
-#include "srv_int.h"
+#include "srv_drc.h"
 
 static struct sockaddr_in v4(const char *addr, unsigned port)
 {

@@ -1,8 +1,9 @@
 /*
  * test_export.c -- which client an export admits, and as whom
- * (server/srv_export.c: srv_client_match, srv_cred_squash). Export lines
- * are parsed by cfg_parse_export, so matcher and parser are tested
- * together; a few patterns are built by hand.
+ * (server/export/srv_export.c: srv_client_match, srv_export_admits,
+ * srv_cred_squash). Export lines are parsed by cfg_parse_export, so
+ * matcher and parser are tested together; a few patterns are built by
+ * hand.
  */
 #include <arpa/inet.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 
 #include <glib.h>
 
-#include "srv.h"
+#include "srv_export.h"
 
 typedef struct {
     struct sockaddr_storage ss;
@@ -288,10 +289,35 @@ static void test_groups_clamped(void)
     g_assert_cmpuint(cred.groups[DBFS_NGROUPS_MAX - 1], ==, 100 + DBFS_NGROUPS_MAX - 1);
 }
 
+/* srv_export_admits: any export admitting the address will do; `secure`
+ * (ports) does not matter; no exports admit nobody. */
+static void test_admits(void)
+{
+    cfg_export ex[2] = {parse("10.0.0.0/8(rw,secure)"), parse("2001:db8::/32(ro)")};
+    cfg c = {.exports = ex, .nexports = 2};
+    const char *yes[] = {"10.1.2.3", "::ffff:10.9.9.9", "2001:db8::5"};
+    const char *no[] = {"11.0.0.1", "2001:db9::1", "127.0.0.1"};
+
+    for (size_t i = 0; i < G_N_ELEMENTS(yes); i++) {
+        peer p = peer_of(yes[i]);
+        g_assert_true(srv_export_admits(&c, (struct sockaddr *)&p.ss, p.len));
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(no); i++) {
+        peer p = peer_of(no[i]);
+        g_assert_false(srv_export_admits(&c, (struct sockaddr *)&p.ss, p.len));
+    }
+    peer p = peer_of("10.1.2.3");
+    c.nexports = 0;
+    g_assert_false(srv_export_admits(&c, (struct sockaddr *)&p.ss, p.len));
+    cfg_export_clear(&ex[0]);
+    cfg_export_clear(&ex[1]);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/export/cidr_v4", test_cidr_v4);
+    g_test_add_func("/export/admits", test_admits);
     g_test_add_func("/export/cidr_v6", test_cidr_v6);
     g_test_add_func("/export/any", test_any);
     g_test_add_func("/export/hostname", test_hostname);

@@ -8,7 +8,8 @@
 
 #include <glib.h>
 
-#include "srv_int.h"
+#include "srv.h"
+#include "srv_record.h"
 
 /* Append a fragment (mark + payload) to s. */
 static void put_fragment(GByteArray *s, const void *data, uint32_t len, bool last)

@@ -1,0 +1,29 @@
+/*
+ * srv_metrics.h -- the optional metrics endpoint of the daemon: GET
+ * /metrics in the Prometheus text format (srv_metrics.c lists the
+ * series), served on [metrics] listen and port. It sits above the RPC
+ * runtime, whose figures it shows (srv_rt_metrics), beside the caches
+ * and the write-back buffer of the file system.
+ */
+#ifndef PGNFS_SRV_METRICS_H
+#define PGNFS_SRV_METRICS_H
+
+#include "cfg.h"
+#include "dbfs.h"
+#include "srv_rt.h"
+
+typedef struct srv_metrics srv_metrics;
+
+/*
+ * srv_metrics_start -- when [metrics] enable is set in c, serve GET
+ * /metrics for runtime rt and file system fs (both must outlive the
+ * endpoint) with libmicrohttpd's own thread; *out is the endpoint (NULL
+ * when disabled; srv_metrics_stop it). Returns 0, or -1 after logging why
+ * the endpoint cannot be served (the port is taken, ...).
+ */
+int srv_metrics_start(const cfg *c, srv_rt *rt, dbfs *fs, srv_metrics **out);
+
+/* srv_metrics_stop -- stop the endpoint and free m (NULL is fine). */
+void srv_metrics_stop(srv_metrics *m);
+
+#endif /* PGNFS_SRV_METRICS_H */
