@@ -103,8 +103,8 @@ typedef struct {
     /* [exports] */
     cfg_export *exports;
     unsigned nexports;
-    /* Which keys a layer above the defaults set, one byte per key of
-     * cfg.c's table (cfg_is_explicit). */
+    /* The cfg_origin of every key, one byte per key of cfg_keys.c's
+     * table (cfg_key_origin). */
     unsigned char *explicit_keys;
 } cfg;
 
@@ -122,6 +122,18 @@ void cfg_free(cfg *c);
  * [exports], whose keys are paths): true and *group, *key (static
  * strings), or false past the last. Cannot fail. */
 bool cfg_key_at(unsigned i, const char **group, const char **key);
+
+/* Where a key's value came from: the layer that set it last. */
+typedef enum {
+    CFG_ORIGIN_DEFAULT = 0, /* built in */
+    CFG_ORIGIN_FILE,        /* the configuration file */
+    CFG_ORIGIN_ENV,         /* PGNFS_GROUP_KEY */
+    CFG_ORIGIN_CMDLINE,     /* --set group.key=value or a shortcut */
+} cfg_origin;
+
+/* cfg_key_origin -- the layer that set [group] key last; DEFAULT for an
+ * unknown key. Cannot fail. */
+cfg_origin cfg_key_origin(const cfg *c, const char *group, const char *key);
 
 /* cfg_is_explicit -- was [group] key set by the file, the environment or
  * the command line (rather than left at its default)? False for an
