@@ -116,7 +116,7 @@ dbfs *pgnfs_attach(const cfg *c, const char *conninfo, bool create)
         return NULL;
     }
     char *err = NULL;
-    if (cfg_check_storage(c, dbfs_get_info(fs), &err) != 0) {
+    if (cfg_check_fs(c, fs, &err) != 0) {
         g_printerr("pgnfs: %s\n", err);
         free(err);
         dbfs_close(fs);

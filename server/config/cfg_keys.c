@@ -30,10 +30,11 @@ static const char *const cfg_portmap_modes[] = {"auto", "on", "off", NULL};
 
 const cfg_key cfg_keys[] = {
     {"database", "conninfo", CFG_T_STRING, offsetof(cfg, conninfo), "", 0, 0, NULL, false},
-    {"embedded", "data_dir", CFG_T_STRING, offsetof(cfg, data_dir), "./pgnfs-data", 0, 0, NULL,
-     true},
+    /* "" = cfg_default_data_dir(), filled in by cfg_load */
+    {"embedded", "data_dir", CFG_T_STRING, offsetof(cfg, data_dir), "", 0, 0, NULL, false},
     {"embedded", "pg_bindir", CFG_T_STRING, offsetof(cfg, pg_bindir), "", 0, 0, NULL, false},
     {"embedded", "pg_user", CFG_T_STRING, offsetof(cfg, pg_user), "postgres", 0, 0, NULL, false},
+    {"embedded", "restart", CFG_T_BOOL, offsetof(cfg, pg_restart), "true", 0, 0, NULL, false},
     {"server", "listen", CFG_T_ADDR, offsetof(cfg, listen), "0.0.0.0", 0, 0, NULL, true},
     {"server", "port", CFG_T_UINT, offsetof(cfg, port), "2049", 0, 65535, NULL, false},
     {"server", "threads", CFG_T_UINT, offsetof(cfg, threads), "4", 1, 256, NULL, false},
@@ -63,7 +64,7 @@ const cfg_key cfg_keys[] = {
      1073741824, NULL, false},
     {"storage", "root_uid", CFG_T_UINT, offsetof(cfg, root_uid), "0", 0, 4294967294u, NULL, false},
     {"storage", "root_gid", CFG_T_UINT, offsetof(cfg, root_gid), "0", 0, 4294967294u, NULL, false},
-    {"storage", "root_mode", CFG_T_MODE, offsetof(cfg, root_mode), "0755", 0, 0, NULL, false},
+    {"storage", "root_mode", CFG_T_MODE, offsetof(cfg, root_mode), "1777", 0, 0, NULL, false},
     {"cache", "stat", CFG_T_BOOL, offsetof(cfg, stat_cache), "true", 0, 0, NULL, false},
     {"cache", "stat_size", CFG_T_UINT, offsetof(cfg, stat_size), "65536", 1, 16777216, NULL, false},
     {"cache", "naming", CFG_T_BOOL, offsetof(cfg, name_cache), "true", 0, 0, NULL, false},

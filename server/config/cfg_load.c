@@ -14,17 +14,24 @@
  * squashed). The exports are kept sorted by path, so a handle's export
  * index does not depend on the order the file lists them in.
  *
+ * [embedded] data_dir left empty by every layer becomes
+ * cfg_default_data_dir() (a per-user directory, /var/lib/pgnfs for root).
+ *
  * NOTES
  *   Everything in a cfg is g_malloc'd and owned by it (cfg_free). Error
  *   messages handed to callers are malloc'd (free()), as cfg.h says.
  */
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cfg_int.h"
 
 /* At most this many exports: a file handle stores the index in one byte. */
 #define CFG_EXPORTS_MAX 256
+/* The embedded cluster's directory for root (cfg_default_data_dir). */
+#define CFG_ROOT_DATA_DIR "/var/lib/pgnfs"
 
 static const char cfg_default_export[] = "127.0.0.1(rw) ::1(rw)";
 
@@ -225,6 +232,25 @@ static int cfg_finish_exports(cfg_loader *l, const char *path, char **err)
     return 0;
 }
 
+/* cfg_default_data_dir -- see cfg.h. */
+char *cfg_default_data_dir(void)
+{
+    const char *xdg = g_getenv("XDG_DATA_HOME");
+    const char *home = g_getenv("HOME");
+    struct passwd *pw;
+
+    if (geteuid() == 0)
+        return g_strdup(CFG_ROOT_DATA_DIR);
+    /* The XDG base directory rules: a relative XDG_DATA_HOME is ignored. */
+    if (xdg && g_path_is_absolute(xdg))
+        return g_build_filename(xdg, "pgnfs", NULL);
+    if ((!home || !g_path_is_absolute(home)) && (pw = getpwuid(geteuid())) != NULL)
+        home = pw->pw_dir;
+    if (home && g_path_is_absolute(home))
+        return g_build_filename(home, ".local", "share", "pgnfs", NULL);
+    return g_strdup("./pgnfs-data");
+}
+
 /* cfg_load -- see cfg.h. */
 cfg *cfg_load(const char *path, const char *const *overrides, char **err)
 {
@@ -251,6 +277,10 @@ cfg *cfg_load(const char *path, const char *const *overrides, char **err)
             goto fail;
     if (cfg_finish_exports(&l, path, err) != 0)
         goto fail;
+    if (!*l.c->data_dir) {
+        g_free(l.c->data_dir);
+        l.c->data_dir = cfg_default_data_dir();
+    }
     g_hash_table_destroy(l.exports);
     return l.c;
 fail:
