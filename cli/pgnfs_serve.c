@@ -146,6 +146,8 @@ int pgnfs_cmd_serve(const cfg *c, int argc, char **argv)
 {
     emb_cluster *cluster = NULL;
     const char *conninfo = pgnfs_database(c, &cluster);
+    emb_watch *watch = NULL;
+    char *err = NULL;
     dbfs *fs = NULL;
     int rc = PGNFS_EXIT_FAIL;
 
@@ -158,9 +160,19 @@ int pgnfs_cmd_serve(const cfg *c, int argc, char **argv)
     fs = pgnfs_attach(c, conninfo, true);
     if (!fs)
         goto out;
+    /* The embedded cluster is watched, and restarted if it stops. */
+    if (cluster) {
+        watch = emb_watch_start(cluster, c->pg_restart, &err);
+        if (!watch) {
+            g_printerr("pgnfs serve: %s\n", err);
+            g_free(err);
+            goto out;
+        }
+    }
     pgnfs_print_mount_hint(c);
     rc = srv_run(c, fs) == 0 ? PGNFS_EXIT_OK : PGNFS_EXIT_FAIL;
 out:
+    emb_watch_stop(watch);
     if (fs)
         dbfs_close(fs);
     if (cluster && emb_stop(cluster) != 0)
