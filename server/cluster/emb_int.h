@@ -61,7 +61,8 @@ char *emb_find_bindir(const char *configured);
 
 /*
  * emb_pg_start -- pg_ctl start, waiting until the cluster accepts
- * connections, with the WAL settings of emb_wal_options for its disk.
+ * connections, with the WAL settings of emb_wal_options for its disk and
+ * its socket in sock_dir even if the directory was moved.
  * Returns 0, or -1 with *err (g_free) saying why, the end of the log and
  * what to do (emb_diagnose; `serving` as there).
  */

@@ -155,11 +155,30 @@ bool emb_pg_status(const emb_cluster *c)
     return running;
 }
 
+/*
+ * The postgres options of a start: the WAL's, and the socket directory
+ * (initdb wrote it into postgresql.conf, but a data directory that was
+ * moved or renamed must still put its socket where pgnfs looks). pg_ctl
+ * passes the options through /bin/sh, so the directory is given only
+ * when it needs no quoting (g_free the result).
+ */
+static char *emb_start_options(const emb_cluster *c, char **why)
+{
+    char *wal = emb_wal_options(c, why);
+    bool plain = strspn(c->sock_dir, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789/._-+@") == strlen(c->sock_dir);
+    char *all = plain ? g_strdup_printf("%s -c unix_socket_directories=%s", wal, c->sock_dir)
+                      : g_strdup(wal);
+
+    g_free(wal);
+    return all;
+}
+
 /* emb_pg_start -- see emb_int.h. */
 int emb_pg_start(const emb_cluster *c, bool serving, char **err)
 {
     char *why = NULL;
-    char *options = emb_wal_options(c, &why);
+    char *options = emb_start_options(c, &why);
     char *pg_ctl = g_build_filename(c->bindir, "pg_ctl", NULL);
     char *argv[] = {pg_ctl,    "start", "-w",        "-t", EMB_PG_CTL_WAIT, "-D",
                     c->pg_dir, "-l",    c->log_file, "-o", options,         NULL};
