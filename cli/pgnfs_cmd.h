@@ -1,14 +1,18 @@
 /*
  * pgnfs_cmd.h -- the commands of the `pgnfs` administration tool and what
- * they share: finding the database (the configured one, or the embedded
- * cluster) and attaching to its file system.
+ * they share: their help, finding the database (the configured one, or the
+ * embedded cluster) and attaching to its file system.
  *
  * NOTES
  *   A command receives the loaded configuration and the arguments that
- *   cfg_from_cmdline() left (argv[0] is the command name). It returns the
- *   process exit status: PGNFS_EXIT_OK, PGNFS_EXIT_FAIL (a runtime failure,
- *   already explained on stderr), PGNFS_EXIT_USAGE (bad arguments), or its
- *   own documented codes (fsck).
+ *   cfg_from_cmdline() left (argv[0] is the command name). It checks them
+ *   all before it creates a data directory, starts PostgreSQL or touches
+ *   the network, and stops whatever it started on every path. It returns
+ *   the process exit status: PGNFS_EXIT_OK, PGNFS_EXIT_FAIL (a runtime
+ *   failure, already explained on stderr), PGNFS_EXIT_USAGE (bad arguments
+ *   or a configuration that contradicts the file system), or its own
+ *   documented codes (fsck). `--help` never reaches it: pgnfs_main.c
+ *   prints the command's help text first.
  */
 #ifndef PGNFS_CMD_H
 #define PGNFS_CMD_H
@@ -25,12 +29,23 @@
 
 typedef struct {
     const char *name;
-    const char *usage; /* one line: arguments and what the command does */
+    const char *summary; /* one line for `pgnfs --help` */
+    /* `pgnfs NAME --help`: usage, what it does, its arguments, examples
+     * (the options every command takes follow it). */
+    const char *help;
     int (*run)(const cfg *c, int argc, char **argv);
     /* Log at [log] level as configured; otherwise INFO lines (caches
      * opened, ...) are dropped: the command's own output is what counts. */
     bool chatty;
+    /* -h asks for the help too (not for du, where it is -human-readable). */
+    bool short_help;
+    /* The exit status for bad arguments (fsck: 16, as fsck(8)). */
+    int usage_status;
 } pgnfs_cmd;
+
+/* The help texts, each beside its command. */
+extern const char pgnfs_help_serve[], pgnfs_help_mkfs[], pgnfs_help_stats[], pgnfs_help_sql[],
+    pgnfs_help_du[], pgnfs_help_find[], pgnfs_help_fsck[];
 
 /* The command table (pgnfs_main.c), terminated by an entry with name NULL. */
 extern const pgnfs_cmd pgnfs_cmds[];
@@ -45,9 +60,12 @@ const char *pgnfs_database(const cfg *c, emb_cluster **cluster);
 /*
  * pgnfs_attach -- open the file system in conninfo; if the database holds
  * none and create is true, make one first as the configuration's [storage]
- * says. Returns the dbfs (dbfs_close it), or NULL after printing why.
+ * says; refuse it if the configuration contradicts it (cfg_check_fs).
+ * Returns the dbfs (dbfs_close it), or NULL after printing why, with
+ * *conflict true when the configuration was refused (a usage error) and
+ * false for any other failure.
  */
-dbfs *pgnfs_attach(const cfg *c, const char *conninfo, bool create);
+dbfs *pgnfs_attach(const cfg *c, const char *conninfo, bool create, bool *conflict);
 
 /* The commands. */
 int pgnfs_cmd_serve(const cfg *c, int argc, char **argv);

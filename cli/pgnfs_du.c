@@ -8,12 +8,14 @@
  *       per directory (children first), the stored bytes beneath it in
  *       KiB (rounded up), or with -b / --apparent-size the file sizes
  *       (bytes / KiB); -h prints K, M, G; -s only the PATHs themselves;
- *       -d N directories down to depth N. Hard links count once.
+ *       -d N directories down to depth N. Hard links count once. Short
+ *       options combine as du(1) takes them (-sh, -d1); help is --help.
  *
  *   pgnfs find [PATH...] [-name PATTERN] [-type f|d|l|b|c|p|s]
  *              [-size [+|-]N[c|k|M|G|b]] [-mindepth N] [-maxdepth N]
  *              [-uid N] [-gid N] [-ls | -print0]
- *       the entries that match every test, in path order. -name takes a
+ *       the entries that match every test, in path order; -ls as find's,
+ *       setuid, setgid and sticky bits shown as s/S and t/T. -name takes a
  *       shell pattern (*, ?, [...], \ escapes) matched against the name;
  *       -size rounds the size up to units (default 512-byte blocks) as
  *       find does, + meaning more and - less.
@@ -153,6 +155,99 @@ static int pgnfs_du_print(const dbfs_du_entry *e, void *arg)
     return ferror(stdout) ? -EIO : 0;
 }
 
+const char pgnfs_help_du[] =
+    "usage: pgnfs du [-s] [-d N] [-b | --apparent-size] [-h] [PATH...] [options]\n"
+    "\n"
+    "Disk usage like du(1), answered by the database in one query (no NFS traffic;\n"
+    "works beside a running server): for each directory under PATH (default /,\n"
+    "paths inside the file system), children first, the bytes stored beneath it,\n"
+    "in KiB rounded up. Hard links count once. Short options combine (-sh, -d1).\n"
+    "\n"
+    "  -s, --summarize         only each PATH itself\n"
+    "  -d N, --max-depth=N     directories down to depth N below PATH\n"
+    "  -b, --bytes             file sizes in bytes (--apparent-size in bytes)\n"
+    "  --apparent-size         file sizes instead of the bytes stored\n"
+    "  -h, --human-readable    K, M, G ... (help is --help only, as for du(1))\n"
+    "\n"
+    "examples:\n"
+    "  pgnfs du -sh /\n"
+    "  pgnfs du -d1 -h /home\n";
+
+/* The value of du's -d / --max-depth into *depth; false after printing why. */
+static bool pgnfs_du_depth(const char *opt, const char *value, uint64_t *depth)
+{
+    if (!value) {
+        g_printerr("pgnfs du: %s needs a number (see pgnfs du --help)\n", opt);
+        return false;
+    }
+    if (!pgnfs_parse_uint(value, depth)) {
+        g_printerr("pgnfs du: %s '%s' is not a whole number (see pgnfs du --help)\n", opt, value);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * du's arguments into *o, *depth and paths: long options (--max-depth N or
+ * =N), short ones alone or combined as du(1) takes them (-sh, -d1, -shd
+ * 1), "--" before paths that start with '-'. Returns 0, or -1 after
+ * printing why.
+ */
+static int pgnfs_du_args(int argc, char **argv, pgnfs_du_opts *o, uint64_t *depth, GPtrArray *paths)
+{
+    bool only_paths = false;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+
+        if (only_paths || arg[0] != '-' || !arg[1]) {
+            g_ptr_array_add(paths, pgnfs_norm_path(arg));
+        } else if (strcmp(arg, "--") == 0) {
+            only_paths = true;
+        } else if (strcmp(arg, "--summarize") == 0) {
+            *depth = 0;
+        } else if (strcmp(arg, "--max-depth") == 0) {
+            i++;
+            if (!pgnfs_du_depth(arg, next, depth))
+                return -1;
+        } else if (g_str_has_prefix(arg, "--max-depth=")) {
+            if (!pgnfs_du_depth("--max-depth", arg + 12, depth))
+                return -1;
+        } else if (strcmp(arg, "--bytes") == 0) {
+            o->bytes = o->apparent = true;
+        } else if (strcmp(arg, "--apparent-size") == 0) {
+            o->apparent = true;
+        } else if (strcmp(arg, "--human-readable") == 0) {
+            o->human = true;
+        } else if (arg[1] == '-') {
+            g_printerr("pgnfs du: unknown option '%s' (see pgnfs du --help)\n", arg);
+            return -1;
+        } else {
+            for (const char *p = arg + 1; *p; p++) {
+                if (*p == 's') {
+                    *depth = 0;
+                } else if (*p == 'b') {
+                    o->bytes = o->apparent = true;
+                } else if (*p == 'h') {
+                    o->human = true;
+                } else if (*p == 'd') {
+                    /* -d1, or -d 1; the rest of the word is the number. */
+                    if (!pgnfs_du_depth("-d", p[1] ? p + 1 : next, depth))
+                        return -1;
+                    if (!p[1])
+                        i++;
+                    break;
+                } else {
+                    g_printerr("pgnfs du: unknown option '-%c'%s%s (see pgnfs du --help)\n", *p,
+                               arg[2] ? " in " : "", arg[2] ? arg : "");
+                    return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
 /* pgnfs du: see the header. */
 int pgnfs_cmd_du(const cfg *c, int argc, char **argv)
 {
@@ -164,30 +259,8 @@ int pgnfs_cmd_du(const cfg *c, int argc, char **argv)
     char *conninfo = NULL;
     int rc = PGNFS_EXIT_USAGE;
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "-s") == 0 || strcmp(arg, "--summarize") == 0) {
-            depth = 0;
-        } else if ((strcmp(arg, "-d") == 0 || strcmp(arg, "--max-depth") == 0) && i + 1 < argc) {
-            if (!pgnfs_parse_uint(argv[++i], &depth)) {
-                g_printerr("pgnfs du: %s '%s' is not a whole number\n", arg, argv[i]);
-                goto out;
-            }
-        } else if (strcmp(arg, "-b") == 0 || strcmp(arg, "--bytes") == 0) {
-            o.bytes = o.apparent = true;
-        } else if (strcmp(arg, "--apparent-size") == 0) {
-            o.apparent = true;
-        } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--human-readable") == 0) {
-            o.human = true;
-        } else if (arg[0] == '-') {
-            g_printerr("pgnfs du: unknown option '%s' (usage: pgnfs du [-s] [-d N] [-b | "
-                       "--apparent-size] [-h] [PATH...])\n",
-                       arg);
-            goto out;
-        } else {
-            g_ptr_array_add(paths, pgnfs_norm_path(arg));
-        }
-    }
+    if (pgnfs_du_args(argc, argv, &o, &depth, paths) != 0)
+        goto out;
     if (paths->len == 0)
         g_ptr_array_add(paths, g_strdup("/"));
     rc = PGNFS_EXIT_FAIL;
@@ -283,6 +356,29 @@ static char pgnfs_type_char(dbfs_type t)
     return '?';
 }
 
+/*
+ * The mode as ls -l and find -ls show it ("drwxr-sr-x"): type letter,
+ * then rwx for owner, group and others, where setuid, setgid and sticky
+ * show in the x places as s/S (setuid, setgid) and t/T (sticky): lower
+ * case when x is set too, upper case when it is not. out has 11 bytes.
+ */
+static void pgnfs_mode_string(dbfs_type type, uint32_t mode, char out[11])
+{
+    static const struct {
+        uint32_t bit;  /* the special bit */
+        int pos;       /* the x place it shows in */
+        char set, unx; /* with x, without */
+    } special[] = {{04000, 3, 's', 'S'}, {02000, 6, 's', 'S'}, {01000, 9, 't', 'T'}};
+
+    out[0] = pgnfs_type_char(type);
+    for (int i = 0; i < 9; i++)
+        out[1 + i] = (mode >> (8 - i)) & 1 ? "rwxrwxrwx"[i] : '-';
+    for (size_t k = 0; k < G_N_ELEMENTS(special); k++)
+        if (mode & special[k].bit)
+            out[special[k].pos] = out[special[k].pos] == 'x' ? special[k].set : special[k].unx;
+    out[10] = '\0';
+}
+
 static int pgnfs_find_print(const dbfs_find_entry *e, void *arg)
 {
     const pgnfs_find_opts *o = arg;
@@ -303,10 +399,7 @@ static int pgnfs_find_print(const dbfs_find_entry *e, void *arg)
         char mode[11], when[32];
         time_t t = (time_t)(e->mtime_ns / 1000000000);
         struct tm tm;
-        mode[0] = pgnfs_type_char(e->type);
-        for (int i = 0; i < 9; i++)
-            mode[1 + i] = (e->mode >> (8 - i)) & 1 ? "rwxrwxrwx"[i] : '-';
-        mode[10] = '\0';
+        pgnfs_mode_string(e->type, e->mode, mode);
         localtime_r(&t, &tm);
         strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
         printf("%10" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT " %s %3u %6u %6u %12" G_GUINT64_FORMAT
@@ -357,6 +450,31 @@ static bool pgnfs_parse_size(const char *s, dbfs_find_query *q)
     return ok;
 }
 
+const char pgnfs_help_find[] =
+    "usage: pgnfs find [PATH...] [TESTS...] [-print | -print0 | -ls] [options]\n"
+    "\n"
+    "Find like find(1), answered by the database in one query (no NFS traffic;\n"
+    "works beside a running server): the entries under each PATH (default /,\n"
+    "paths inside the file system) that pass every test, in path order.\n"
+    "\n"
+    "tests:\n"
+    "  -name PATTERN       the name matches a shell pattern (*, ?, [...], \\)\n"
+    "  -type f|d|l|b|c|p|s the type\n"
+    "  -size [+|-]N[c|k|M|G|b]\n"
+    "                      size in units (default 512-byte blocks, rounded up);\n"
+    "                      +N more than N, -N less\n"
+    "  -mindepth N, -maxdepth N\n"
+    "  -uid N, -gid N      owner, group\n"
+    "actions:\n"
+    "  -print              the path (the default)\n"
+    "  -print0             the path and a NUL, for xargs -0\n"
+    "  -ls                 inode, KiB, mode (setuid/setgid s/S, sticky t/T), links,\n"
+    "                      uid, gid, size, time, path, as find -ls\n"
+    "\n"
+    "examples:\n"
+    "  pgnfs find / -name '*.log' -size +10M\n"
+    "  pgnfs find /home -type d -maxdepth 1 -ls\n";
+
 /* pgnfs find: see the header. */
 int pgnfs_cmd_find(const cfg *c, int argc, char **argv)
 {
@@ -392,7 +510,8 @@ int pgnfs_cmd_find(const cfg *c, int argc, char **argv)
             continue;
         if (!val || val[0] == '\0') {
             g_printerr("pgnfs find: %s: unknown, or needs a value (tests: -name -type -size "
-                       "-mindepth -maxdepth -uid -gid; actions: -print -print0 -ls)\n",
+                       "-mindepth -maxdepth -uid -gid; actions: -print -print0 -ls; see pgnfs "
+                       "find --help)\n",
                        arg);
             goto out;
         }
@@ -408,18 +527,22 @@ int pgnfs_cmd_find(const cfg *c, int argc, char **argv)
                 if (val[0] == types[t].letter && val[1] == '\0')
                     q.type = types[t].type;
             if (q.type < 0) {
-                g_printerr("pgnfs find: -type '%s': one of f d l b c p s\n", val);
+                g_printerr("pgnfs find: -type '%s': one of f d l b c p s (see pgnfs find --help)\n",
+                           val);
                 goto out;
             }
         } else if (strcmp(arg, "-size") == 0) {
             if (!pgnfs_parse_size(val, &q)) {
-                g_printerr("pgnfs find: -size '%s': expected [+|-]N[c|k|M|G|b]\n", val);
+                g_printerr("pgnfs find: -size '%s': expected [+|-]N[c|k|M|G|b] (see pgnfs find "
+                           "--help)\n",
+                           val);
                 goto out;
             }
         } else if (strcmp(arg, "-maxdepth") == 0 || strcmp(arg, "-mindepth") == 0 ||
                    strcmp(arg, "-uid") == 0 || strcmp(arg, "-gid") == 0) {
             if (!pgnfs_parse_uint(val, &v) || v > G_MAXUINT32) {
-                g_printerr("pgnfs find: %s '%s' is not a whole number\n", arg, val);
+                g_printerr("pgnfs find: %s '%s' is not a whole number (see pgnfs find --help)\n",
+                           arg, val);
                 goto out;
             }
             if (arg[1] == 'm')
@@ -428,7 +551,8 @@ int pgnfs_cmd_find(const cfg *c, int argc, char **argv)
                 *(arg[1] == 'u' ? &q.uid : &q.gid) = (int64_t)v;
         } else {
             g_printerr("pgnfs find: unknown test '%s' (tests: -name -type -size -mindepth "
-                       "-maxdepth -uid -gid; actions: -print -print0 -ls)\n",
+                       "-maxdepth -uid -gid; actions: -print -print0 -ls; see pgnfs find "
+                       "--help)\n",
                        arg);
             goto out;
         }

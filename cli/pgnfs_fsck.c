@@ -7,7 +7,8 @@
  *
  * Problems go to stdout, one line each ("nlink 42: file 42 has nlink 3,
  * should be 1: set"); a summary to stderr; progress to stderr when stderr
- * is a terminal. Exit status as fsck(8):
+ * is a terminal. -q prints nothing but errors (the exit status says the
+ * rest). Exit status as fsck(8):
  *
  *   0   no problem found
  *   1   problems found, all repaired (the checks run again find nothing)
@@ -43,9 +44,29 @@ enum {
 };
 
 typedef struct {
-    bool tty;   /* stderr is a terminal: progress lines */
-    bool quiet; /* -q: no problem lines */
+    bool tty;   /* stderr is a terminal (and not -q): progress lines */
+    bool quiet; /* -q: no problem lines, no summary */
 } pgnfs_fsck_out;
+
+const char pgnfs_help_fsck[] =
+    "usage: pgnfs fsck [--repair] [-q] [options]\n"
+    "\n"
+    "Check the file system's invariants in the database: link counts, names that\n"
+    "point nowhere, directories with two names or cut off from the root, inodes\n"
+    "without a name, per-file tables and chunks without a file, stored sizes.\n"
+    "Problems go to stdout, one line each; a summary to stderr. Checking works\n"
+    "beside a running server; repairing needs it stopped.\n"
+    "\n"
+    "  --repair, -y   fix what is found (orphans go to /lost+found), then check again\n"
+    "  -q, --quiet    print nothing but errors; the exit status says the rest\n"
+    "\n"
+    "exit status (as fsck(8)): 0 clean, 1 problems found and all repaired,\n"
+    "4 problems left, 8 operational error, 16 usage error\n"
+    "\n"
+    "examples:\n"
+    "  pgnfs fsck\n"
+    "  pgnfs fsck -q || echo \"fsck says $?\"\n"
+    "  pgnfs fsck --repair --conninfo 'host=db dbname=files user=pgnfs'\n";
 
 static void pgnfs_fsck_progress(void *arg, unsigned pass, unsigned step, unsigned nsteps,
                                 const char *what)
@@ -95,12 +116,11 @@ int pgnfs_cmd_fsck(const cfg *c, int argc, char **argv)
         } else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
             o.quiet = true;
         } else {
-            g_printerr("pgnfs fsck: unknown argument '%s' (usage: pgnfs fsck [--repair] [-q] "
-                       "[--data DIR | --conninfo STR])\n",
-                       argv[i]);
+            g_printerr("pgnfs fsck: unknown argument '%s' (see pgnfs fsck --help)\n", argv[i]);
             return PGNFS_FSCK_USAGE;
         }
     }
+    o.tty = o.tty && !o.quiet;
     if (opts.repair) {
         if (!pgnfs_database_exists(c))
             return PGNFS_FSCK_OPERATIONAL;
@@ -108,7 +128,7 @@ int pgnfs_cmd_fsck(const cfg *c, int argc, char **argv)
         if (!conninfo)
             g_printerr("pgnfs fsck: --repair works on a stopped server's data directory "
                        "(checking without --repair works beside a running one)\n");
-        if (conninfo && !cluster)
+        if (conninfo && !cluster && !o.quiet)
             g_printerr("pgnfs fsck: repairing an external database: a pgnfs server using it "
                        "must be restarted afterwards (its caches do not see the repairs)\n");
     } else {
@@ -116,9 +136,12 @@ int pgnfs_cmd_fsck(const cfg *c, int argc, char **argv)
     }
     if (!conninfo)
         return PGNFS_FSCK_OPERATIONAL;
-    fs = pgnfs_attach(c, conninfo, false);
-    if (!fs)
+    bool conflict = false;
+    fs = pgnfs_attach(c, conninfo, false, &conflict);
+    if (!fs) {
+        rc = conflict ? PGNFS_FSCK_USAGE : PGNFS_FSCK_OPERATIONAL;
         goto out;
+    }
 
     int err = dbfs_fsck(fs, &opts, &rep);
     if (o.tty)
@@ -129,19 +152,23 @@ int pgnfs_cmd_fsck(const cfg *c, int argc, char **argv)
         goto out;
     }
     if (rep.found == 0) {
-        g_printerr("pgnfs fsck: clean\n");
+        if (!o.quiet)
+            g_printerr("pgnfs fsck: clean\n");
         rc = PGNFS_FSCK_CLEAN;
     } else if (!opts.repair) {
-        g_printerr("pgnfs fsck: %lu problem%s found (run with --repair to fix %s)\n", rep.found,
-                   rep.found == 1 ? "" : "s", rep.found == 1 ? "it" : "them");
+        if (!o.quiet)
+            g_printerr("pgnfs fsck: %lu problem%s found (run with --repair to fix %s)\n", rep.found,
+                       rep.found == 1 ? "" : "s", rep.found == 1 ? "it" : "them");
         rc = PGNFS_FSCK_UNCORRECTED;
     } else if (rep.left == 0) {
-        g_printerr("pgnfs fsck: %lu problem%s found, all repaired\n", rep.found,
-                   rep.found == 1 ? "" : "s");
+        if (!o.quiet)
+            g_printerr("pgnfs fsck: %lu problem%s found, all repaired\n", rep.found,
+                       rep.found == 1 ? "" : "s");
         rc = PGNFS_FSCK_CORRECTED;
     } else {
-        g_printerr("pgnfs fsck: %lu problems found, %lu repaired, %lu left\n", rep.found,
-                   rep.repaired, rep.left);
+        if (!o.quiet)
+            g_printerr("pgnfs fsck: %lu problems found, %lu repaired, %lu left\n", rep.found,
+                       rep.repaired, rep.left);
         rc = PGNFS_FSCK_UNCORRECTED;
     }
 out:

@@ -2,6 +2,18 @@
  * pgnfs_serve.c -- `pgnfs serve` and `pgnfs mkfs`, and what every command
  * shares: the database (configured, or the embedded cluster) and attaching
  * to the file system in it.
+ *
+ *   pgnfs serve   the server in the foreground: the embedded cluster
+ *                 started (created on first use), watched while serving
+ *                 (emb_watch: restarted if it stops) and stopped at exit;
+ *                 the file system created if the database has none
+ *   pgnfs mkfs [--force]
+ *
+ *   serve:  check arguments --> database (emb_start) --> attach (mkfs if
+ *           needed; refuse a contradicting configuration) --> watch the
+ *           cluster --> srv_run until SIGINT/SIGTERM --> stop watching
+ *           --> close --> emb_stop. Every failure takes back what was
+ *           done before it, in that order backwards.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +24,42 @@
 
 #include "pgnfs_cmd.h"
 #include "srv_run.h"
+
+const char pgnfs_help_serve[] =
+    "usage: pgnfs serve [options]\n"
+    "\n"
+    "Serve NFSv3 and MOUNTv3 from the file system in PostgreSQL, in the foreground,\n"
+    "until Ctrl-C (SIGINT) or SIGTERM. Without [database] conninfo it runs its own\n"
+    "PostgreSQL cluster in the data directory (--data): created on first use,\n"
+    "watched while serving (started again, with a logged error, if it stops),\n"
+    "stopped at exit. A database with no file system gets one ([storage] keys).\n"
+    "A new file system's root is mode 1777, like /tmp, so root-squashed clients\n"
+    "(the default export: 127.0.0.1 and ::1, read-write) can write at once.\n"
+    "\n"
+    "It takes no arguments besides the options below. [storage] keys that\n"
+    "contradict an existing file system are refused (exit status 2).\n"
+    "\n"
+    "examples:\n"
+    "  pgnfs serve --port 20490                    as a user; mount with port=20490\n"
+    "  pgnfs serve --export \"/ 10.0.0.0/8(rw)\" --set metrics.enable=true\n"
+    "  pgnfs serve --conninfo 'host=db dbname=files user=pgnfs'\n";
+
+const char pgnfs_help_mkfs[] =
+    "usage: pgnfs mkfs [--force] [options]\n"
+    "\n"
+    "Create a file system in the database (the embedded cluster's, created on first\n"
+    "use, unless --conninfo), laid out as [storage] says: schema (single, inversion,\n"
+    "hybrid), chunk_size, encoding, hybrid_threshold, and the root directory's\n"
+    "root_uid, root_gid and root_mode (default 0, 0, 1777). These cannot change\n"
+    "later. `pgnfs serve` does the same on its first start.\n"
+    "\n"
+    "  --force    replace a file system that is there (every file in it is lost)\n"
+    "\n"
+    "examples:\n"
+    "  pgnfs mkfs --set storage.schema=hybrid\n"
+    "  pgnfs mkfs --set storage.root_uid=1000 --set storage.root_gid=1000 \\\n"
+    "             --set storage.root_mode=0755\n"
+    "  pgnfs mkfs --conninfo 'host=db dbname=files user=pgnfs'\n";
 
 /* pgnfs_database -- see pgnfs_cmd.h. */
 const char *pgnfs_database(const cfg *c, emb_cluster **cluster)
@@ -88,12 +136,13 @@ static int pgnfs_mkfs(const cfg *c, const char *conninfo, bool force)
 }
 
 /* pgnfs_attach -- see pgnfs_cmd.h. */
-dbfs *pgnfs_attach(const cfg *c, const char *conninfo, bool create)
+dbfs *pgnfs_attach(const cfg *c, const char *conninfo, bool create, bool *conflict)
 {
     dbfs_config dc;
     dbfs *fs = NULL;
     int rc;
 
+    *conflict = false;
     cfg_dbfs_config(c, conninfo, &dc);
     rc = dbfs_open(&dc, &fs);
 
@@ -116,10 +165,12 @@ dbfs *pgnfs_attach(const cfg *c, const char *conninfo, bool create)
         return NULL;
     }
     char *err = NULL;
-    if (cfg_check_storage(c, dbfs_get_info(fs), &err) != 0) {
+    rc = cfg_check_fs(c, fs, &err);
+    if (rc != 0) {
         g_printerr("pgnfs: %s\n", err);
         free(err);
         dbfs_close(fs);
+        *conflict = rc == -EINVAL;
         return NULL;
     }
     return fs;
@@ -137,30 +188,46 @@ static void pgnfs_print_mount_hint(const cfg *c)
     g_print("pgnfs: serving. Mount it with\n"
             "  mount -t nfs -o vers=3,proto=tcp,port=%u,mountport=%u,nolock %s:/ /mnt\n"
             "or reach it without a mount:\n"
-            "  nfs-ls 'nfs://%s/?nfsport=%u&mountport=%u&version=3'\n",
-            c->port, c->port, host, host, c->port, c->port);
+            "  nfs-ls 'nfs://%s/?nfsport=%u&mountport=%u&version=3'\n"
+            "  nfs-cp FILE 'nfs://%s//FILE?nfsport=%u&mountport=%u&version=3'\n",
+            c->port, c->port, host, host, c->port, c->port, host, c->port, c->port);
 }
 
 /* pgnfs serve: run the server in the foreground until SIGINT/SIGTERM. */
 int pgnfs_cmd_serve(const cfg *c, int argc, char **argv)
 {
     emb_cluster *cluster = NULL;
-    const char *conninfo = pgnfs_database(c, &cluster);
+    emb_watch *watch = NULL;
+    const char *conninfo;
+    bool conflict = false;
+    char *err = NULL;
     dbfs *fs = NULL;
     int rc = PGNFS_EXIT_FAIL;
 
     if (argc > 1) {
-        g_printerr("pgnfs serve: unknown argument '%s' (see pgnfs --help)\n", argv[1]);
+        g_printerr("pgnfs serve: unknown argument '%s' (see pgnfs serve --help)\n", argv[1]);
         return PGNFS_EXIT_USAGE;
     }
+    conninfo = pgnfs_database(c, &cluster);
     if (!conninfo)
         return PGNFS_EXIT_FAIL;
-    fs = pgnfs_attach(c, conninfo, true);
-    if (!fs)
+    fs = pgnfs_attach(c, conninfo, true, &conflict);
+    if (!fs) {
+        rc = conflict ? PGNFS_EXIT_USAGE : PGNFS_EXIT_FAIL;
         goto out;
+    }
+    if (cluster) {
+        watch = emb_watch_start(cluster, c->pg_restart, &err);
+        if (!watch) {
+            g_printerr("pgnfs serve: %s\n", err);
+            g_free(err);
+            goto out;
+        }
+    }
     pgnfs_print_mount_hint(c);
     rc = srv_run(c, fs) == 0 ? PGNFS_EXIT_OK : PGNFS_EXIT_FAIL;
 out:
+    emb_watch_stop(watch);
     if (fs)
         dbfs_close(fs);
     if (cluster && emb_stop(cluster) != 0)
@@ -177,7 +244,7 @@ int pgnfs_cmd_mkfs(const cfg *c, int argc, char **argv)
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--force") != 0) {
-            g_printerr("pgnfs mkfs: unknown argument '%s' (see pgnfs --help)\n", argv[i]);
+            g_printerr("pgnfs mkfs: unknown argument '%s' (see pgnfs mkfs --help)\n", argv[i]);
             return PGNFS_EXIT_USAGE;
         }
         force = true;

@@ -2,7 +2,10 @@
  * pgnfs_sql.c -- `pgnfs sql`: psql on the file system's database, and the
  * way the read-only commands (sql, du, find) reach it.
  *
- *   pgnfs sql [psql arguments]     e.g. pgnfs sql -c 'SELECT count(*) FROM fileatt'
+ *   pgnfs sql [--] [psql arguments]   e.g. pgnfs sql -c 'SELECT count(*) FROM fileatt'
+ *
+ * Arguments after a "--" go to psql untouched (`pgnfs sql -- --help` is
+ * psql's help; `pgnfs sql --help` is ours).
  *
  * The database is [database] conninfo when set; otherwise the embedded
  * cluster in [embedded] data_dir: used through its socket as it is when a
@@ -59,15 +62,17 @@ bool pgnfs_database_exists(const cfg *c)
 
     if (c->conninfo && *c->conninfo)
         return true;
+    char *dflt = cfg_default_data_dir();
     /* Layout of emb.h: DATA_DIR/pg is the PostgreSQL data directory. */
     version = g_build_filename(c->data_dir, "pg", "PG_VERSION", NULL);
     found = stat(version, &st) == 0;
     g_free(version);
     if (!found)
         g_printerr("pgnfs: no file system in %s (no embedded PostgreSQL cluster there): give "
-                   "the data directory of the server (--data DIR; serve.sh uses /var/lib/pgnfs "
-                   "as root) or its database (--conninfo STR)\n",
-                   c->data_dir);
+                   "the data directory of the server (--data DIR; `pgnfs serve` and serve.sh "
+                   "use %s without one) or its database (--conninfo STR)\n",
+                   c->data_dir, dflt);
+    g_free(dflt);
     return found;
 }
 
@@ -102,6 +107,22 @@ char *pgnfs_database_peek(const cfg *c, emb_cluster **cluster)
     return started ? g_strdup(started) : NULL;
 }
 
+const char pgnfs_help_sql[] =
+    "usage: pgnfs sql [--] [psql arguments] [options]\n"
+    "\n"
+    "Run psql on the file system's database: the embedded cluster's (through its\n"
+    "socket while a server runs it; otherwise started for the session and stopped\n"
+    "when psql exits), or that of --conninfo. The file system is ordinary tables:\n"
+    "fileatt (attributes), naming (names), allfiles (data chunks).\n"
+    "Writing in SQL beside a running server bypasses its caches: stop it first.\n"
+    "\n"
+    "  psql arguments   -c QUERY, -At, -f FILE ...; after -- they go to psql as\n"
+    "                   they are (pgnfs sql -- --help shows psql's help)\n"
+    "\n"
+    "examples:\n"
+    "  pgnfs sql\n"
+    "  pgnfs sql -At -c 'SELECT count(*) FROM fileatt WHERE type = 1'\n";
+
 /* pgnfs sql: see the header. */
 int pgnfs_cmd_sql(const cfg *c, int argc, char **argv)
 {
@@ -115,8 +136,14 @@ int pgnfs_cmd_sql(const cfg *c, int argc, char **argv)
     av = g_ptr_array_new();
     g_ptr_array_add(av, "psql");
     g_ptr_array_add(av, conninfo);
-    for (int i = 1; i < argc; i++)
-        g_ptr_array_add(av, argv[i]);
+    /* The first "--" only kept pgnfs's options away from what follows. */
+    bool dashes = false;
+    for (int i = 1; i < argc; i++) {
+        if (!dashes && strcmp(argv[i], "--") == 0)
+            dashes = true;
+        else
+            g_ptr_array_add(av, argv[i]);
+    }
     g_ptr_array_add(av, NULL);
     fflush(NULL);
 

@@ -121,7 +121,8 @@ static char *pgnfs_http_get(const char *url, char **why)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
         *why = g_strdup_printf("cannot connect to %s port %s: %s (is the server running with "
-                               "[metrics] enable = true?)",
+                               "[metrics] enable = true? serve.sh turns it on; pgnfs serve needs "
+                               "--set metrics.enable=true)",
                                host, port, g_strerror(errno));
         goto out;
     }
@@ -574,6 +575,24 @@ static bool pgnfs_sample_take(const char *url, pgnfs_sample *s)
     return true;
 }
 
+const char pgnfs_help_stats[] =
+    "usage: pgnfs stats [--watch] [--once] [--interval S] [--url URL] [options]\n"
+    "\n"
+    "Live figures of a running server, from its metrics endpoint ([metrics]\n"
+    "enable = true; serve.sh turns it on): per procedure, calls per second,\n"
+    "latency percentiles, database round trips; NFS error statuses, the caches'\n"
+    "hit rates, the write-back backlog.\n"
+    "\n"
+    "  --interval S   the figures of the S seconds between two samples (default 1)\n"
+    "  --watch        repeat until interrupted\n"
+    "  --once         one sample: totals since the server started\n"
+    "  --url URL      the endpoint (default: http://[metrics] listen:port/metrics of\n"
+    "                 the configuration, http://127.0.0.1:9466/metrics)\n"
+    "\n"
+    "examples:\n"
+    "  pgnfs stats --watch\n"
+    "  pgnfs stats --once --url http://10.0.0.5:9466/metrics\n";
+
 /* pgnfs stats: see the header. */
 int pgnfs_cmd_stats(const cfg *c, int argc, char **argv)
 {
@@ -595,15 +614,17 @@ int pgnfs_cmd_stats(const cfg *c, int argc, char **argv)
             interval = g_ascii_strtod(argv[++i], &end);
             if (!end || *end || !(interval >= 0.1 && interval <= 3600)) {
                 g_printerr("pgnfs stats: --interval '%s' is not a number of seconds from 0.1 to "
-                           "3600\n",
+                           "3600 (see pgnfs stats --help)\n",
                            argv[i]);
                 g_free(url);
                 return PGNFS_EXIT_USAGE;
             }
+        } else if (strcmp(argv[i], "--url") == 0 || strcmp(argv[i], "--interval") == 0) {
+            g_printerr("pgnfs stats: %s needs a value (see pgnfs stats --help)\n", argv[i]);
+            g_free(url);
+            return PGNFS_EXIT_USAGE;
         } else {
-            g_printerr("pgnfs stats: unknown argument '%s' (usage: pgnfs stats [--url URL] "
-                       "[--interval SECONDS] [--watch] [--once])\n",
-                       argv[i]);
+            g_printerr("pgnfs stats: unknown argument '%s' (see pgnfs stats --help)\n", argv[i]);
             g_free(url);
             return PGNFS_EXIT_USAGE;
         }

@@ -37,7 +37,10 @@ if [[ $(id -u) -ne 0 ]]; then
   sudo="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
+# Wait up to 10 minutes for the package lock instead of failing when
+# another install (unattended-upgrades, a second shell) holds it.
+apt_wait=(-o DPkg::Lock::Timeout=600)
 # Debian's postgresql packages start a system cluster on port 5432; pgnfs
 # does not use it (it runs its own cluster on a private Unix socket).
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+$sudo apt-get "${apt_wait[@]}" update -qq
+$sudo apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends "${missing[@]}"

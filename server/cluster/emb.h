@@ -18,6 +18,11 @@
  *
  * The cluster has one database for the file system, "pgnfs", owned by the
  * cluster user, who connects over the socket without a password.
+ *
+ * Its WAL is sized for the disk it is on at every start (emb_wal_for_disk),
+ * so that WAL alone never fills that disk. While a server uses it, a
+ * supervisor (emb_watch_start) notices when the postmaster stops, logs
+ * why at error level and starts it again with backoff.
  */
 #ifndef PGNFS_EMB_H
 #define PGNFS_EMB_H
@@ -54,9 +59,84 @@ const char *emb_conninfo(const emb_cluster *c);
 char *emb_conninfo_db(const emb_cluster *c, const char *dbname);
 
 /*
- * emb_stop -- stop the cluster (fast shutdown) if this process started it,
- * and free c. Returns 0, or -1 after logging why the stop failed.
+ * emb_stop -- stop the cluster (fast shutdown) if it runs, and free c.
+ * Returns 0, or -1 after logging why the stop failed.
  */
 int emb_stop(emb_cluster *c);
+
+/* --- WAL and disk space (emb_wal.c) ------------------------------------ */
+
+/*
+ * The WAL settings for a disk (all in MiB, as postgresql.conf takes them):
+ * checkpoints come after at most max_wal of WAL, so the WAL stays near
+ * that size; min_wal is what is kept for recycling; slot_keep caps what a
+ * replication slot may hold back.
+ */
+typedef struct {
+    unsigned min_wal_mb;
+    unsigned max_wal_mb;
+    unsigned slot_keep_mb;
+} emb_wal;
+
+/*
+ * emb_wal_for_disk -- the WAL settings for a file system of total_bytes
+ * with avail_bytes free: max_wal_size the smaller of a sixteenth of the
+ * file system and a quarter of what is free, between 32 MiB (two 16 MiB
+ * segments, PostgreSQL's least) and 1 GiB (its default); min_wal_size a
+ * sixty-fourth of the file system between 32 and 80 MiB (its default),
+ * never above max_wal_size; max_slot_wal_keep_size = max_wal_size.
+ * Cannot fail.
+ */
+void emb_wal_for_disk(unsigned long long total_bytes, unsigned long long avail_bytes, emb_wal *out);
+
+/* The file system under a cluster directory. */
+typedef struct {
+    unsigned long long total_bytes; /* its size */
+    unsigned long long avail_bytes; /* free to an unprivileged user (PostgreSQL) */
+} emb_space;
+
+/*
+ * emb_space_of -- how much space is left for the cluster in data_dir (the
+ * directory of emb_opts; its pg/ when that exists): statvfs of the file
+ * system that holds it. Callable from any thread, with or without a
+ * running cluster. Returns 0, or a negative errno (the directory is not
+ * there or cannot be measured).
+ */
+int emb_space_of(const char *data_dir, emb_space *out);
+
+/* --- why it stopped (emb_diag.c) --------------------------------------- */
+
+/*
+ * emb_advice -- what to do about what a PostgreSQL log says (log_text: its
+ * last lines), for the cluster in data_dir run by OS user `user`: a full
+ * disk, a configuration error, a cluster made by another major version, an
+ * old postmaster still alive, permissions, or else where to read. serving:
+ * the supervisor restarts it by itself; otherwise pgnfs must be started
+ * again. Returns a g_malloc'd sentence. Cannot fail.
+ */
+char *emb_advice(const char *log_text, const char *data_dir, const char *user, bool serving);
+
+/* --- supervision while serving (emb_watch.c) --------------------------- */
+
+typedef struct emb_watch emb_watch;
+
+/*
+ * emb_watch_start -- watch the postmaster of c from a thread of its own
+ * (all signals blocked in it) until emb_watch_stop. When the postmaster
+ * exits, for whatever reason, it logs an error with the end of the log and
+ * what to do, then, with restart, starts the cluster again after 1, 2, 4
+ * ... at most 60 s until it runs; without restart it waits for someone
+ * else to start it. It logs when the cluster is back. A cluster started
+ * by someone else meanwhile is adopted. c must outlive the watch.
+ * Returns the watch, or NULL with *err (g_free) when no thread can start.
+ */
+emb_watch *emb_watch_start(emb_cluster *c, bool restart, char **err);
+
+/*
+ * emb_watch_stop -- end the watch (a restart under way finishes first)
+ * and free w; afterwards nothing restarts the cluster (emb_stop may stop
+ * it). NULL is fine. Cannot fail.
+ */
+void emb_watch_stop(emb_watch *w);
 
 #endif /* PGNFS_EMB_H */

@@ -1,10 +1,6 @@
 /*
- * emb_cluster.c -- the embedded private PostgreSQL cluster (see emb.h).
- *
- * The cluster is driven with PostgreSQL's own tools (initdb, pg_ctl,
- * createdb), run as child processes. When this process is root, each child
- * drops to the cluster user before it executes, because PostgreSQL refuses
- * to run as root.
+ * emb_cluster.c -- the embedded private PostgreSQL cluster's life (see
+ * emb.h): created, started or adopted by emb_start, stopped by emb_stop.
  *
  * States of a cluster directory, and the function that moves between them:
  *
@@ -12,16 +8,18 @@
  *     (stopped) --emb_start: pg_ctl start--> (running, ours)
  *     (running, left over by a crashed pgnfs) --emb_start: adopt--> (running, ours)
  *     (running, ours) --emb_stop: pg_ctl stop -m fast--> (stopped)
+ *     (running, ours) --postmaster dies--> emb_watch.c brings it back
  *
  * A lock file (DATA_DIR/pgnfs.lock, flock) held from emb_start to emb_stop
- * keeps two pgnfs processes from driving one cluster.
+ * keeps two pgnfs processes from driving one cluster. emb_start undoes
+ * what it did when a later step fails: a postmaster it started is stopped
+ * again before it returns NULL.
  *
  * NOTES
- *   emb_start runs before any thread exists (g_spawn's child setup calls
- *   initgroups, which is not async-signal-safe in a threaded process).
- *   The emb_cluster owns every string it holds; emb_stop frees it.
+ *   emb_start runs before the server's threads exist. The emb_cluster owns
+ *   every string it holds; emb_stop frees it.
  */
-#include "emb.h"
+#include "emb_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,140 +33,6 @@
 #include <unistd.h>
 
 #include <glib.h>
-
-#define EMB_DBNAME "pgnfs"
-#define EMB_PORT   "5432"
-
-struct emb_cluster {
-    char *data_dir; /* absolute */
-    char *pg_dir;   /* data_dir/pg */
-    char *sock_dir; /* pg_dir/socket */
-    char *log_file; /* pg_dir/postgresql.log */
-    char *bindir;
-    char *db_user;   /* the cluster's superuser role = its OS user */
-    char *conninfo;  /* for database EMB_DBNAME */
-    bool drop_privs; /* children run as uid/gid below */
-    uid_t uid;
-    gid_t gid;
-    int lock_fd;
-};
-
-/* What a child process needs to drop to the cluster user. */
-typedef struct {
-    bool drop;
-    uid_t uid;
-    gid_t gid;
-    const char *user;
-} emb_child;
-
-static void emb_child_setup(gpointer data)
-{
-    const emb_child *c = data;
-
-    if (!c->drop)
-        return;
-    /* Failing to drop must not run PostgreSQL's tools as root: exit. */
-    if (setgid(c->gid) != 0 || initgroups(c->user, c->gid) != 0 || setuid(c->uid) != 0)
-        _exit(126);
-}
-
-/*
- * Run argv (NULL-terminated) to completion, as the cluster user. Returns 0,
- * or -1 with *err describing the command, its exit status and its output.
- */
-static int emb_run(const emb_cluster *c, char **argv, char **err)
-{
-    emb_child child = {c->drop_privs, c->uid, c->gid, c->db_user};
-    char *out = NULL, *errout = NULL;
-    GError *gerr = NULL;
-    int status = 0;
-    int rc = -1;
-
-    if (!g_spawn_sync("/", argv, NULL, G_SPAWN_DEFAULT, emb_child_setup, &child, &out, &errout,
-                      &status, &gerr)) {
-        *err = g_strdup_printf("cannot run %s: %s", argv[0], gerr->message);
-        goto out;
-    }
-    if (!g_spawn_check_wait_status(status, &gerr)) {
-        *err = g_strdup_printf("%s failed (%s):\n%s%s", argv[0], gerr->message, out ? out : "",
-                               errout ? errout : "");
-        goto out;
-    }
-    rc = 0;
-out:
-    g_clear_error(&gerr);
-    g_free(out);
-    g_free(errout);
-    return rc;
-}
-
-static bool emb_has_tools(const char *dir)
-{
-    static const char *const tools[] = {"initdb", "pg_ctl", "createdb"};
-    bool ok = true;
-
-    for (size_t i = 0; ok && i < G_N_ELEMENTS(tools); i++) {
-        char *path = g_build_filename(dir, tools[i], NULL);
-        ok = g_file_test(path, G_FILE_TEST_IS_EXECUTABLE);
-        g_free(path);
-    }
-    return ok;
-}
-
-/*
- * The directory holding initdb, pg_ctl and createdb: the configured one, else PATH,
- * else `pg_config --bindir`, else the newest /usr/lib/postgresql/N/bin.
- * Returns a g_malloc'd path or NULL.
- */
-static char *emb_find_bindir(const char *configured)
-{
-    char *found = NULL;
-    char *out = NULL;
-
-    if (configured && *configured)
-        return emb_has_tools(configured) ? g_strdup(configured) : NULL;
-
-    /* PATH may hold symbolic links to a few of the tools: follow them. */
-    char *initdb = g_find_program_in_path("initdb");
-    char *real = initdb ? realpath(initdb, NULL) : NULL;
-    g_free(initdb);
-    if (real) {
-        found = g_path_get_dirname(real);
-        free(real);
-        if (emb_has_tools(found))
-            return found;
-        g_clear_pointer(&found, g_free);
-    }
-
-    char *argv[] = {"pg_config", "--bindir", NULL};
-    if (g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
-                     &out, NULL, NULL, NULL) &&
-        out) {
-        g_strstrip(out);
-        if (emb_has_tools(out))
-            return out;
-    }
-    g_free(out);
-
-    GDir *d = g_dir_open("/usr/lib/postgresql", 0, NULL);
-    int best = -1;
-    if (d) {
-        const char *name;
-        while ((name = g_dir_read_name(d))) {
-            int v = atoi(name);
-            char *bin = g_build_filename("/usr/lib/postgresql", name, "bin", NULL);
-            if (v > best && emb_has_tools(bin)) {
-                best = v;
-                g_free(found);
-                found = bin;
-            } else {
-                g_free(bin);
-            }
-        }
-        g_dir_close(d);
-    }
-    return found;
-}
 
 /* Make dir (and parents) owned by the cluster user with the given mode. */
 static int emb_mkdir_owned(const emb_cluster *c, const char *dir, int mode, char **err)
@@ -270,34 +134,6 @@ static int emb_createdb(emb_cluster *c, char **err)
     return rc;
 }
 
-/* 0 if a postmaster runs from pg_dir, 1 if not (pg_ctl status's answer). */
-static int emb_running(emb_cluster *c)
-{
-    char *pg_ctl = g_build_filename(c->bindir, "pg_ctl", NULL);
-    char *argv[] = {pg_ctl, "status", "-D", c->pg_dir, NULL};
-    char *why = NULL;
-    int rc = emb_run(c, argv, &why) == 0 ? 0 : 1;
-
-    g_free(why);
-    g_free(pg_ctl);
-    return rc;
-}
-
-static int emb_pg_start(emb_cluster *c, char **err)
-{
-    char *pg_ctl = g_build_filename(c->bindir, "pg_ctl", NULL);
-    char *argv[] = {pg_ctl, "start", "-w", "-t", "120", "-D", c->pg_dir, "-l", c->log_file, NULL};
-    char *why = NULL;
-    int rc = emb_run(c, argv, &why);
-
-    if (rc != 0) {
-        *err = g_strdup_printf("%s\n(see %s)", why, c->log_file);
-        g_free(why);
-    }
-    g_free(pg_ctl);
-    return rc;
-}
-
 static void emb_free(emb_cluster *c)
 {
     if (!c)
@@ -311,6 +147,7 @@ static void emb_free(emb_cluster *c)
     g_free(c->bindir);
     g_free(c->db_user);
     g_free(c->conninfo);
+    g_free(c->groups);
     g_free(c);
 }
 
@@ -349,13 +186,24 @@ static int emb_pick_user(emb_cluster *c, const emb_opts *opts, char **err)
     c->uid = pw->pw_uid;
     c->gid = pw->pw_gid;
     c->db_user = g_strdup(pw->pw_name);
+    /* The supplementary groups, now: a child forked later (from a thread,
+     * by the supervisor) must not look them up itself (emb_tools.c). */
+    if (c->drop_privs) {
+        int n = 16;
+        c->groups = g_new(gid_t, n);
+        while (getgrouplist(c->db_user, c->gid, c->groups, &n) < 0)
+            c->groups = g_renew(gid_t, c->groups, n);
+        c->ngroups = n;
+    }
     return 0;
 }
 
+/* emb_start -- see emb.h. */
 emb_cluster *emb_start(const emb_opts *opts, char **err)
 {
     emb_cluster *c = g_new0(emb_cluster, 1);
     char *lock_path = NULL;
+    bool started = false; /* a postmaster runs that emb_stop would stop */
 
     c->lock_fd = -1;
     *err = NULL;
@@ -418,11 +266,12 @@ emb_cluster *emb_start(const emb_opts *opts, char **err)
         goto err;
     }
 
-    if (emb_running(c) == 0) {
+    if (emb_pg_status(c)) {
         g_message("adopting the PostgreSQL cluster already running in %s", c->pg_dir);
-    } else if (emb_pg_start(c, err) != 0) {
+    } else if (emb_pg_start(c, false, err) != 0) {
         goto err;
     }
+    started = true;
     if (emb_createdb(c, err) != 0)
         goto err;
 
@@ -431,35 +280,46 @@ emb_cluster *emb_start(const emb_opts *opts, char **err)
     g_free(lock_path);
     return c;
 err:
+    if (started) {
+        char *why = NULL;
+        if (emb_pg_stop(c, &why) != 0) {
+            g_warning("stopping the PostgreSQL cluster in %s failed: %s", c->pg_dir, why);
+            g_free(why);
+        }
+    }
     g_free(lock_path);
     emb_free(c);
     return NULL;
 }
 
+/* emb_conninfo -- see emb.h. */
 const char *emb_conninfo(const emb_cluster *c)
 {
     return c->conninfo;
 }
 
+/* emb_conninfo_db -- see emb.h. */
 char *emb_conninfo_db(const emb_cluster *c, const char *dbname)
 {
     return g_strdup_printf("host=%s port=%s dbname=%s user=%s", c->sock_dir, EMB_PORT, dbname,
                            c->db_user);
 }
 
+/* emb_stop -- see emb.h. */
 int emb_stop(emb_cluster *c)
 {
-    char *pg_ctl = g_build_filename(c->bindir, "pg_ctl", NULL);
-    char *argv[] = {pg_ctl, "stop", "-w", "-t", "120", "-m", "fast", "-D", c->pg_dir, NULL};
+    pid_t pid;
+    bool ready;
     char *why = NULL;
-    int rc = emb_run(c, argv, &why);
+    int rc = 0;
 
-    if (rc != 0) {
+    /* A cluster that is down already (the supervisor could not bring it
+     * back) has nothing to stop. */
+    if (emb_pm_read(c, &pid, &ready) && emb_pg_stop(c, &why) != 0) {
         g_warning("stopping the PostgreSQL cluster in %s failed: %s", c->pg_dir, why);
         rc = -1;
     }
     g_free(why);
-    g_free(pg_ctl);
     emb_free(c);
     return rc;
 }

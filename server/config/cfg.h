@@ -53,9 +53,10 @@ typedef struct {
     /* [database] */
     char *conninfo; /* "" = the embedded private cluster */
     /* [embedded] */
-    char *data_dir;  /* default "./pgnfs-data" */
+    char *data_dir;  /* never empty: "" in every layer = cfg_default_data_dir() */
     char *pg_bindir; /* "" = find initdb/pg_ctl */
     char *pg_user;   /* OS user the cluster runs as when started by root; default "postgres" */
+    bool pg_restart; /* `restart`: restart the cluster when it stops while serving; default true */
     /* [server] */
     char *listen;                         /* address; default "0.0.0.0" */
     unsigned port;                        /* NFS and MOUNT, TCP and UDP; default 2049 */
@@ -83,7 +84,8 @@ typedef struct {
     /* hybrid: bytes past which a file gets its own table; default 65536 */
     unsigned hybrid_threshold;
     /* The new file system's root directory (mkfs): owner, group, mode;
-     * default 0, 0, 0755 */
+     * default 0, 0, 01777 (like /tmp: root-squashed clients, the default,
+     * can create files in a new file system at once, each keeping its own) */
     unsigned root_uid, root_gid, root_mode;
     /* [cache] The metadata caches (stat: inode -> attributes; naming:
      * (directory, name) -> inode, negative entries too) and the chunk
@@ -104,8 +106,8 @@ typedef struct {
     /* [exports] */
     cfg_export *exports;
     unsigned nexports;
-    /* Which keys a layer above the defaults set, one byte per key of
-     * cfg.c's table (cfg_is_explicit). */
+    /* The cfg_origin of every key, one byte per key of cfg_keys.c's
+     * table (cfg_key_origin). */
     unsigned char *explicit_keys;
 } cfg;
 
@@ -119,10 +121,35 @@ cfg *cfg_load(const char *path, const char *const *overrides, char **err);
 /* cfg_free -- free c and everything in it (NULL is fine). */
 void cfg_free(cfg *c);
 
+/*
+ * cfg_default_data_dir -- the embedded cluster's directory when no layer
+ * sets [embedded] data_dir (or sets it empty): /var/lib/pgnfs for root
+ * (the cluster then runs as an unprivileged user, who must reach it),
+ * else $XDG_DATA_HOME/pgnfs, or ~/.local/share/pgnfs when XDG_DATA_HOME
+ * is unset or not absolute (home from $HOME, else the passwd entry).
+ * The same for every command and every working directory, so the admin
+ * commands find what `pgnfs serve` (and serve.sh) made. Returns a
+ * g_malloc'd path; falls back to "./pgnfs-data" only for a user with no
+ * home at all. Reads the environment on every call.
+ */
+char *cfg_default_data_dir(void);
+
 /* cfg_key_at -- the i-th key of the configuration (every group but
  * [exports], whose keys are paths): true and *group, *key (static
  * strings), or false past the last. Cannot fail. */
 bool cfg_key_at(unsigned i, const char **group, const char **key);
+
+/* Where a key's value came from: the layer that set it last. */
+typedef enum {
+    CFG_ORIGIN_DEFAULT = 0, /* built in */
+    CFG_ORIGIN_FILE,        /* the configuration file */
+    CFG_ORIGIN_ENV,         /* PGNFS_GROUP_KEY */
+    CFG_ORIGIN_CMDLINE,     /* --set group.key=value or a shortcut */
+} cfg_origin;
+
+/* cfg_key_origin -- the layer that set [group] key last; DEFAULT for an
+ * unknown key. Cannot fail. */
+cfg_origin cfg_key_origin(const cfg *c, const char *group, const char *key);
 
 /* cfg_is_explicit -- was [group] key set by the file, the environment or
  * the command line (rather than left at its default)? False for an
@@ -135,9 +162,30 @@ bool cfg_is_explicit(const cfg *c, const char *group, const char *key);
  * chunk_size, encoding, and hybrid_threshold for a hybrid file system): a
  * server started with one that contradicts the database must refuse to
  * start. Returns 0, or -1 with *err (malloc'd; caller frees) naming the
- * key, the configured value and the file system's.
+ * key, where it was set, the configured value, the file system's, and
+ * what to do (cfg_check.c).
  */
 int cfg_check_storage(const cfg *c, const dbfs_info *info, char **err);
+
+/*
+ * cfg_check_root -- does the configuration agree with the existing root
+ * directory, whose attributes are *root? [storage] root_mode, root_uid
+ * and root_gid shape a new file system's root only; one set explicitly to
+ * something the root does not have is refused (a root_mode of 0 means
+ * 0755, as for mkfs). Returns 0, or -1 with *err (malloc'd; caller frees)
+ * naming the key, where it was set, both values and what to do.
+ */
+int cfg_check_root(const cfg *c, const dbfs_attr *root, char **err);
+
+/*
+ * cfg_check_fs -- cfg_check_storage and cfg_check_root for the open file
+ * system fs (reads its root directory's attributes over a connection of
+ * its own). Returns 0 when the configuration agrees; -EINVAL when it
+ * contradicts the file system; another negative errno when the root
+ * cannot be read (-EAGAIN: the database is unreachable). On failure *err
+ * (malloc'd; caller frees) says why (cfg_dbfs.c).
+ */
+int cfg_check_fs(const cfg *c, dbfs *fs, char **err);
 
 /*
  * cfg_dbfs_config -- the dbfs_config that c asks for, to serve the

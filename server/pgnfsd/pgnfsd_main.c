@@ -124,12 +124,13 @@ int main(int argc, char **argv)
         cfg_free(c);
         return PGNFSD_EXIT_FAIL;
     }
-    if (cfg_check_storage(c, dbfs_get_info(fs), &err) != 0) {
+    rc = cfg_check_fs(c, fs, &err);
+    if (rc != 0) {
         g_critical("%s", err);
         free(err);
         dbfs_close(fs);
         cfg_free(c);
-        return PGNFSD_EXIT_USAGE;
+        return rc == -EINVAL ? PGNFSD_EXIT_USAGE : PGNFSD_EXIT_FAIL;
     }
     rc = srv_run(c, fs) == 0 ? PGNFSD_EXIT_OK : PGNFSD_EXIT_FAIL;
     dbfs_close(fs);

@@ -16,6 +16,11 @@
  * start). Afterwards every file must equal the model exactly, every call
  * must have been answered, and the server process must be the one that
  * started (it reconnected; nobody restarted it).
+ *
+ * The server runs with [embedded] restart = false, so the outages last as
+ * long as the test makes them (fault/pg_supervise covers the server
+ * restarting its cluster itself); it still says, at error level, that the
+ * database stopped.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -251,6 +256,11 @@ static void test_pg_restart(void)
     }
     g_free(want);
     g_assert_cmpint(tl_server_pid(pt.server), ==, pid);
+    /* Each outage was reported as an error, with what to do. */
+    char *log = tl_server_log(pt.server);
+    g_assert_nonnull(strstr(log, "ERROR pgnfs-embed: PostgreSQL in "));
+    g_assert_nonnull(strstr(log, "[embedded] restart is false: not starting it again"));
+    g_free(log);
     char *why = NULL;
     if (!ft_server_running(&why))
         g_error("the server is gone (%s): it should have reconnected by itself", why);
@@ -260,7 +270,9 @@ static void test_pg_restart(void)
 
 int main(int argc, char **argv)
 {
-    ft_init(&argc, &argv, NULL);
+    const char *const settings[] = {"embedded.restart=false", NULL};
+
+    ft_init(&argc, &argv, settings);
     g_test_add_func("/fault/pg_restart", test_pg_restart);
     return ft_run();
 }

@@ -5,7 +5,9 @@
  * slow-operation log, and `pgnfs du`, `find`, `sql`, `mkfs` and `fsck`
  * against the database of a running server (through --conninfo and
  * through --data, which uses the running embedded cluster's socket):
- * mkfs's refusal without --force, fsck's exit codes.
+ * du's combined options, find -ls's special bits, mkfs's refusal without
+ * --force, fsck's exit codes and -q. (test_cli.c: the tool as a new user
+ * meets it.)
  *
  * NOTES
  *   One server for the program, started with [metrics] enable on a free
@@ -265,6 +267,14 @@ static void test_stats_cli(void)
     out = run_pgnfs(&status, bad);
     g_assert_cmpint(status, ==, 1);
     g_free(out);
+    /* Without --url, the endpoint the same [metrics] settings give the
+     * server (serve.sh turns metrics on at the defaults). */
+    char *port = g_strdup_printf("metrics.port=%u", metrics_port);
+    out = run_pgnfs(&status, (const char *[]){"stats", "--set", port, "--once", NULL});
+    g_assert_cmpint(status, ==, 0);
+    g_assert_nonnull(strstr(out, "totals since it started"));
+    g_free(out);
+    g_free(port);
     out = run_pgnfs(&status, usage);
     g_assert_cmpint(status, ==, 2);
     g_free(out);
@@ -407,6 +417,13 @@ static void test_fsck_cli(void)
     g_assert_nonnull(strstr(err, "--repair"));
     g_free(out);
     g_free(err);
+    /* -q: nothing on stdout or stderr; the status says it. */
+    out = run_pgnfs_err(&status, &err, (const char *[]){"fsck", "--data", data, "-q", NULL});
+    g_assert_cmpint(status, ==, 4);
+    g_assert_cmpstr(out, ==, "");
+    g_assert_cmpstr(err, ==, "");
+    g_free(out);
+    g_free(err);
     /* Repairing the embedded cluster needs its lock, which the server holds. */
     out = run_pgnfs(&status, (const char *[]){"fsck", "--data", data, "--repair", NULL});
     g_assert_cmpint(status, ==, 8);
@@ -423,9 +440,12 @@ static void test_fsck_cli(void)
                                               NULL});
     g_assert_cmpstr(out, ==, "1\n");
     g_free(out);
-    out = run_pgnfs(&status, (const char *[]){"fsck", "--conninfo", ci, "-q", NULL});
+    out = run_pgnfs_err(&status, &err, (const char *[]){"fsck", "--conninfo", ci, "-q", NULL});
     g_assert_cmpint(status, ==, 0);
+    g_assert_cmpstr(out, ==, "");
+    g_assert_cmpstr(err, ==, "");
     g_free(out);
+    g_free(err);
     out = run_pgnfs(&status, (const char *[]){"fsck", "--conninfo", ci, "--fix", NULL});
     g_assert_cmpint(status, ==, 16);
     g_free(out);
@@ -445,6 +465,109 @@ static void test_fsck_cli(void)
     g_free(data);
 }
 
+/* du's short options combine as du(1)'s do: -sh is -s -h, -sb is -s -b,
+ * -d1 is -d 1 is --max-depth=1. */
+static void test_du_combined(void)
+{
+    const char *ci = tl_server_conninfo(server);
+    static const char *const pairs[][2][4] = {
+        {{"-sh", NULL}, {"-s", "-h", NULL}},
+        {{"-sb", NULL}, {"-s", "-b", NULL}},
+        {{"-bhs", NULL}, {"-h", "-b", "-s", NULL}},
+        {{"-d1", NULL}, {"-d", "1", NULL}},
+        {{"--max-depth=1", NULL}, {"--max-depth", "1", NULL}},
+        {{"-hd0", NULL}, {"-s", "-h", NULL}},
+    };
+    int st;
+
+    for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++) {
+        char *outs[2];
+        for (int k = 0; k < 2; k++) {
+            const char *args[10] = {"du", "--conninfo", ci};
+            size_t n = 3;
+            for (size_t j = 0; pairs[i][k][j]; j++)
+                args[n++] = pairs[i][k][j];
+            args[n++] = "/tree";
+            outs[k] = run_pgnfs(&st, args);
+            g_assert_cmpint(st, ==, 0);
+        }
+        g_assert_cmpstr(outs[0], ==, outs[1]);
+        g_free(outs[0]);
+        g_free(outs[1]);
+    }
+    char *out = run_pgnfs(&st, (const char *[]){"du", "--conninfo", ci, "-sb", "/tree", NULL});
+    g_assert_cmpstr(out, ==, "25100\t/tree\n");
+    g_free(out);
+    out = run_pgnfs(&st, (const char *[]){"du", "--conninfo", ci, "-sh", "/tree", NULL});
+    g_assert_true(g_str_has_suffix(out, "K\t/tree\n"));
+    g_free(out);
+}
+
+/* find -ls shows setuid, setgid and sticky as ls -l does: s/S in the
+ * owner's and group's x places, t/T in the others' (lower case when x is
+ * set too). The modes are set by SETATTR as root. */
+static void test_find_ls_modes(void)
+{
+    static const struct {
+        const char *name;
+        bool dir;
+        uint32_t mode;
+        const char *shows;
+    } files[] = {
+        {"suid-x", false, 04755, "-rwsr-xr-x"},  {"suid", false, 04644, "-rwSr--r--"},
+        {"sgid-x", false, 02755, "-rwxr-sr-x"},  {"sgid", false, 02644, "-rw-r-Sr--"},
+        {"all", false, 07777, "-rwsrwsrwt"},     {"none", false, 07000, "---S--S--T"},
+        {"sticky-x", true, 01777, "drwxrwxrwt"}, {"sticky", true, 01770, "drwxrwx--T"},
+        {"plain", false, 0640, "-rw-r-----"},
+    };
+    nr_ctx *c = nr_open(tl_server_port(server), NULL);
+    nr_fh root, dir;
+    MKDIR3res mk;
+    int st;
+
+    g_assert_nonnull(c);
+    g_assert_cmpint(nr_mnt(c, "/", NULL, &root), ==, 0);
+    g_assert_cmpint(nr_mkdir(c, &root, "modes", NULL, &mk), ==, NFS3_OK);
+    dir = nr_fh_from(&mk.MKDIR3res_u.resok.obj.post_op_fh3_u.handle);
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        nr_fh fh;
+        if (files[i].dir) {
+            g_assert_cmpint(nr_mkdir(c, &dir, files[i].name, NULL, &mk), ==, NFS3_OK);
+            fh = nr_fh_from(&mk.MKDIR3res_u.resok.obj.post_op_fh3_u.handle);
+        } else {
+            CREATE3res cr;
+            g_assert_cmpint(nr_create(c, &dir, files[i].name, UNCHECKED, NULL, NULL, &cr), ==,
+                            NFS3_OK);
+            fh = nr_fh_from(&cr.CREATE3res_u.resok.obj.post_op_fh3_u.handle);
+        }
+        sattr3 sa = nr_sattr_mode(files[i].mode);
+        g_assert_cmpint(nr_setattr(c, &fh, &sa, NULL, NULL), ==, NFS3_OK);
+        nr_arena_clear(c);
+    }
+    nr_close(c);
+
+    char *out = run_pgnfs(&st, (const char *[]){"find", "--data", tl_server_data_dir(server),
+                                                "/modes", "-mindepth", "1", "-ls", NULL});
+    g_assert_cmpint(st, ==, 0);
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        char *want = g_strdup_printf(" %s ", files[i].shows);
+        char *path = g_strdup_printf(" /modes/%s\n", files[i].name);
+        bool found = false;
+        char **lines = g_strsplit(out, "\n", -1);
+        for (char **l = lines; *l && !found; l++) {
+            char *line = g_strconcat(*l, "\n", NULL);
+            found = strstr(line, path) && strstr(line, want);
+            g_free(line);
+        }
+        if (!found)
+            g_error("find -ls does not show %s as %s:\n%s", files[i].name, files[i].shows, out);
+        g_strfreev(lines);
+        g_free(path);
+        g_free(want);
+    }
+    g_free(out);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -456,6 +579,8 @@ int main(int argc, char **argv)
     g_test_add_func("/admin/stats_cli", test_stats_cli);
     g_test_add_func("/admin/slow_log", test_slow_log);
     g_test_add_func("/admin/du_find_sql", test_du_find_sql);
+    g_test_add_func("/admin/du_combined", test_du_combined);
+    g_test_add_func("/admin/find_ls_modes", test_find_ls_modes);
     g_test_add_func("/admin/mkfs_cli", test_mkfs_cli);
     g_test_add_func("/admin/fsck_cli", test_fsck_cli);
     int rc = g_test_run();

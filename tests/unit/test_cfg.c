@@ -7,6 +7,8 @@
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <glib.h>
@@ -16,28 +18,14 @@
 
 /* Environment variables cfg reads; cleared before every test. */
 static const char *const env_names[] = {
-    "PGNFS_DATABASE_CONNINFO",
-    "PGNFS_EMBEDDED_DATA_DIR",
-    "PGNFS_EMBEDDED_PG_BINDIR",
-    "PGNFS_EMBEDDED_PG_USER",
-    "PGNFS_SERVER_LISTEN",
-    "PGNFS_SERVER_PORT",
-    "PGNFS_SERVER_THREADS",
-    "PGNFS_SERVER_UDP",
-    "PGNFS_SERVER_RPCBIND",
-    "PGNFS_SERVER_MAX_CONNECTIONS",
-    "PGNFS_SERVER_DRC_ENTRIES",
-    "PGNFS_LOG_LEVEL",
-    "PGNFS_STORAGE_SCHEMA",
-    "PGNFS_STORAGE_CHUNK_SIZE",
-    "PGNFS_STORAGE_ENCODING",
-    "PGNFS_STORAGE_RELATIME",
-    "PGNFS_CACHE_STAT",
-    "PGNFS_CACHE_STAT_SIZE",
-    "PGNFS_CACHE_NAMING",
-    "PGNFS_CACHE_NAMING_SIZE",
-    "PGNFS_CACHE_BUFFER",
-    "PGNFS_CACHE_BUFFER_SIZE",
+    "PGNFS_DATABASE_CONNINFO", "PGNFS_EMBEDDED_DATA_DIR",      "PGNFS_EMBEDDED_PG_BINDIR",
+    "PGNFS_EMBEDDED_PG_USER",  "PGNFS_EMBEDDED_RESTART",       "PGNFS_SERVER_LISTEN",
+    "PGNFS_SERVER_PORT",       "PGNFS_SERVER_THREADS",         "PGNFS_SERVER_UDP",
+    "PGNFS_SERVER_RPCBIND",    "PGNFS_SERVER_MAX_CONNECTIONS", "PGNFS_SERVER_DRC_ENTRIES",
+    "PGNFS_LOG_LEVEL",         "PGNFS_STORAGE_SCHEMA",         "PGNFS_STORAGE_CHUNK_SIZE",
+    "PGNFS_STORAGE_ENCODING",  "PGNFS_STORAGE_RELATIME",       "PGNFS_STORAGE_ROOT_MODE",
+    "PGNFS_CACHE_STAT",        "PGNFS_CACHE_STAT_SIZE",        "PGNFS_CACHE_NAMING",
+    "PGNFS_CACHE_NAMING_SIZE", "PGNFS_CACHE_BUFFER",           "PGNFS_CACHE_BUFFER_SIZE",
     "PGNFS_EXPORTS",
 };
 
@@ -116,9 +104,14 @@ static void test_defaults(void)
     clear_env();
     c = load_ok(NULL, NULL);
     g_assert_cmpstr(c->conninfo, ==, "");
-    g_assert_cmpstr(c->data_dir, ==, "./pgnfs-data");
+    /* The per-user default (test_data_dir_default checks the rule). */
+    char *dd = cfg_default_data_dir();
+    g_assert_cmpstr(c->data_dir, ==, dd);
+    g_assert_true(g_path_is_absolute(c->data_dir));
+    g_free(dd);
     g_assert_cmpstr(c->pg_bindir, ==, "");
     g_assert_cmpstr(c->pg_user, ==, "postgres");
+    g_assert_true(c->pg_restart);
     g_assert_cmpstr(c->listen, ==, "0.0.0.0");
     g_assert_cmpuint(c->port, ==, 2049);
     g_assert_cmpuint(c->threads, ==, 4);
@@ -269,7 +262,7 @@ static void test_errors_file(void)
                  NULL);
     expect_error("[storage]\nencoding = hex\n", NULL, "encoding", "binary, base64", NULL);
     expect_error("[log]\nlevel = verbose\n", NULL, "level", "error, warning, info, debug", NULL);
-    expect_error("[embedded]\ndata_dir =\n", NULL, "data_dir", "empty", NULL);
+    expect_error("[embedded]\nrestart = maybe\n", NULL, "restart", "boolean", NULL);
     expect_error("this is not a key file\n", NULL, "cannot load", NULL);
     expect_error("[exports]\nrelative = *(rw)\n", NULL, "[exports] relative", "absolute", NULL);
     expect_error("[exports]\n/ = *(rw,async)\n", NULL, "[exports] /", "async", "no_root_squash",
@@ -322,8 +315,9 @@ static void test_root(void)
     cfg *c;
 
     clear_env();
+    /* Like /tmp, so that root-squashed clients can write at once. */
     c = load_ok(NULL, NULL);
-    g_assert_cmpuint(c->root_mode, ==, 0755);
+    g_assert_cmpuint(c->root_mode, ==, 01777);
     g_assert_cmpuint(c->root_uid, ==, 0);
     cfg_free(c);
     c = load_ok("[storage]\nroot_mode = 0700\nroot_gid = 50\n", ok);
@@ -334,6 +328,100 @@ static void test_root(void)
     expect_error(NULL, bad8, "root_mode", "octal", NULL);
     expect_error(NULL, big, "root_mode", NULL);
     expect_error(NULL, neg, "root_mode", NULL);
+}
+
+/* The non-root rule of cfg_default_data_dir, for this (non-root) user:
+ * $XDG_DATA_HOME/pgnfs, else ~/.local/share/pgnfs. tmp is a directory
+ * to use as both. Changes XDG_DATA_HOME and HOME. */
+static void check_user_default(const char *tmp)
+{
+    char *want, *dd;
+
+    g_setenv("XDG_DATA_HOME", tmp, TRUE);
+    dd = cfg_default_data_dir();
+    want = g_build_filename(tmp, "pgnfs", NULL);
+    g_assert_cmpstr(dd, ==, want);
+    g_free(want);
+    g_free(dd);
+    /* A relative XDG_DATA_HOME is ignored, as is an unset one. */
+    g_setenv("XDG_DATA_HOME", "relative/dir", TRUE);
+    g_setenv("HOME", tmp, TRUE);
+    want = g_build_filename(tmp, ".local", "share", "pgnfs", NULL);
+    dd = cfg_default_data_dir();
+    g_assert_cmpstr(dd, ==, want);
+    g_free(dd);
+    g_unsetenv("XDG_DATA_HOME");
+    dd = cfg_default_data_dir();
+    g_assert_cmpstr(dd, ==, want);
+    g_free(dd);
+    g_free(want);
+}
+
+/* [embedded] data_dir: one directory per user whatever the working
+ * directory, /var/lib/pgnfs for root; an empty value means the default;
+ * --data and the other layers still choose. As root, the rule for other
+ * users is checked in a child process that becomes user 65534. */
+static void test_data_dir_default(void)
+{
+    char *tmp = g_dir_make_tmp("pgnfs-cfg-XXXXXX", NULL);
+    char *saved_xdg = g_strdup(g_getenv("XDG_DATA_HOME"));
+    char *saved_home = g_strdup(g_getenv("HOME"));
+    char *dd;
+    cfg *c;
+
+    clear_env();
+    g_assert_nonnull(tmp);
+    if (geteuid() == 0) {
+        dd = cfg_default_data_dir();
+        g_assert_cmpstr(dd, ==, "/var/lib/pgnfs");
+        g_free(dd);
+        g_assert_cmpint(chmod(tmp, 0777), ==, 0);
+        pid_t pid = fork();
+        g_assert_cmpint(pid, >=, 0);
+        if (pid == 0) {
+            if (setgid(65534) != 0 || setuid(65534) != 0)
+                _exit(3);
+            check_user_default(tmp);
+            _exit(0);
+        }
+        int status = 0;
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+    } else {
+        check_user_default(tmp);
+    }
+    if (saved_xdg)
+        g_setenv("XDG_DATA_HOME", saved_xdg, TRUE);
+    else
+        g_unsetenv("XDG_DATA_HOME");
+    if (saved_home)
+        g_setenv("HOME", saved_home, TRUE);
+
+    /* The default does not depend on the working directory. */
+    dd = cfg_default_data_dir();
+    char *cwd = g_get_current_dir();
+    g_assert_cmpint(chdir(tmp), ==, 0);
+    char *again = cfg_default_data_dir();
+    g_assert_cmpstr(again, ==, dd);
+    g_free(again);
+    g_assert_cmpint(chdir(cwd), ==, 0);
+    g_free(cwd);
+
+    /* Empty in the file means the default; a value wins. */
+    c = load_ok("[embedded]\ndata_dir =\n", NULL);
+    g_assert_cmpstr(c->data_dir, ==, dd);
+    cfg_free(c);
+    const char *const data[] = {"embedded.data_dir=/srv/x", NULL};
+    c = load_ok("[embedded]\ndata_dir = /srv/y\n", data);
+    g_assert_cmpstr(c->data_dir, ==, "/srv/x");
+    cfg_free(c);
+
+    g_free(saved_xdg);
+    g_free(saved_home);
+    g_free(dd);
+    g_rmdir(tmp);
+    g_free(tmp);
 }
 
 static void test_cache(void)
@@ -695,6 +783,9 @@ static void test_example(void)
     g_assert_cmpstr(c->conninfo, ==, d->conninfo);
     g_assert_cmpstr(c->data_dir, ==, d->data_dir);
     g_assert_cmpstr(c->pg_user, ==, d->pg_user);
+    g_assert_cmpuint(c->pg_restart, ==, d->pg_restart);
+    g_assert_cmpuint(c->root_mode, ==, d->root_mode);
+    g_assert_cmpuint(c->root_uid, ==, d->root_uid);
     g_assert_cmpstr(c->listen, ==, d->listen);
     g_assert_cmpuint(c->port, ==, d->port);
     g_assert_cmpuint(c->threads, ==, d->threads);
@@ -733,6 +824,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cfg/precedence", test_precedence);
     g_test_add_func("/cfg/cache", test_cache);
     g_test_add_func("/cfg/root", test_root);
+    g_test_add_func("/cfg/data_dir_default", test_data_dir_default);
     g_test_add_func("/cfg/dbfs_config", test_dbfs_config);
     g_test_add_func("/cfg/errors_file", test_errors_file);
     g_test_add_func("/cfg/errors_env_cmdline", test_errors_env_cmdline);

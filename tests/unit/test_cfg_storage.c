@@ -1,8 +1,9 @@
 /*
  * test_cfg_storage.c -- which [storage] keys a configuration sets
- * explicitly (file, environment, command line; not defaults), and the
- * check that refuses a configuration contradicting the file system the
- * database holds, naming the key and both values.
+ * explicitly (file, environment, command line; not defaults) and where,
+ * and the checks that refuse a configuration contradicting the file
+ * system the database holds (its layout, its root directory), naming the
+ * key, where it was set, both values and what to do.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,9 @@ static void test_explicit(void)
 
     g_assert_true(cfg_is_explicit(c, "storage", "schema"));
     g_assert_true(cfg_is_explicit(c, "storage", "chunk_size"));
+    g_assert_cmpint(cfg_key_origin(c, "storage", "schema"), ==, CFG_ORIGIN_FILE);
+    g_assert_cmpint(cfg_key_origin(c, "storage", "chunk_size"), ==, CFG_ORIGIN_CMDLINE);
+    g_assert_cmpint(cfg_key_origin(c, "storage", "encoding"), ==, CFG_ORIGIN_DEFAULT);
     g_assert_false(cfg_is_explicit(c, "storage", "encoding"));
     g_assert_false(cfg_is_explicit(c, "server", "port"));
     g_assert_false(cfg_is_explicit(c, "storage", "no_such_key"));
@@ -64,6 +68,7 @@ static void test_explicit(void)
     c = tc_load(NULL, NULL);
     g_unsetenv("PGNFS_STORAGE_ENCODING");
     g_assert_true(cfg_is_explicit(c, "storage", "encoding"));
+    g_assert_cmpint(cfg_key_origin(c, "storage", "encoding"), ==, CFG_ORIGIN_ENV);
     g_assert_false(cfg_is_explicit(c, "storage", "schema"));
     cfg_free(c);
 }
@@ -90,7 +95,11 @@ static void test_check(void)
     /* ... against another file system: the first key that differs. */
     g_assert_cmpint(cfg_check_storage(c, &hyb, &err), ==, -1);
     g_assert_nonnull(strstr(err, "[storage] schema is 'inversion' in the configuration, but the "
-                                 "file system was created with schema 'hybrid'"));
+                                 "file system was created with schema 'hybrid' (the setting "
+                                 "comes from the command line)"));
+    /* ... and says what to do. */
+    g_assert_nonnull(strstr(err, "drop the setting (or set it to 'hybrid')"));
+    g_assert_nonnull(strstr(err, "pgnfs mkfs --force"));
     free(err);
     err = NULL;
     cfg_free(c);
@@ -106,7 +115,7 @@ static void test_check(void)
 
     c = tc_load("[storage]\nencoding = binary\n", NULL);
     g_assert_cmpint(cfg_check_storage(c, &hyb, &err), ==, -1);
-    g_assert_nonnull(strstr(err, "encoding is 'binary'"));
+    g_assert_nonnull(strstr(err, "(the setting comes from the configuration file)"));
     g_assert_nonnull(strstr(err, "encoding 'base64'"));
     free(err);
     err = NULL;
@@ -118,6 +127,71 @@ static void test_check(void)
     g_assert_cmpint(cfg_check_storage(c, &inv, &err), ==, 0);
     g_assert_cmpint(cfg_check_storage(c, &hyb, &err), ==, -1);
     g_assert_nonnull(strstr(err, "hybrid_threshold is 1024"));
+    g_assert_nonnull(strstr(err, "hybrid_threshold 1048576"));
+    free(err);
+    cfg_free(c);
+
+    /* Where an environment variable set it, the message names it. */
+    g_setenv("PGNFS_STORAGE_CHUNK_SIZE", "16384", TRUE);
+    c = tc_load(NULL, NULL);
+    g_unsetenv("PGNFS_STORAGE_CHUNK_SIZE");
+    g_assert_cmpint(cfg_check_storage(c, &inv, &err), ==, -1);
+    g_assert_nonnull(strstr(err, "chunk_size is 16384 in the configuration"));
+    g_assert_nonnull(strstr(err, "comes from the environment variable PGNFS_STORAGE_CHUNK_SIZE"));
+    free(err);
+    cfg_free(c);
+}
+
+/* The root directory's keys against an existing root: the same value
+ * passes (whatever layer set it), another one is refused with the key,
+ * both values and what to do; defaults never count. */
+static void test_check_root(void)
+{
+    dbfs_attr root = {.type = DBFS_DIR, .mode = 0755, .uid = 0, .gid = 0};
+    char *err = NULL;
+    cfg *c;
+
+    /* Nothing set (the default root_mode is 1777): any root is served. */
+    c = tc_load(NULL, NULL);
+    g_assert_cmpint(cfg_check_root(c, &root, &err), ==, 0);
+    g_assert_null(err);
+    cfg_free(c);
+
+    const char *const sticky[] = {"storage.root_mode=1777", NULL};
+    c = tc_load(NULL, sticky);
+    g_assert_cmpint(cfg_check_root(c, &root, &err), ==, -1);
+    g_assert_nonnull(strstr(err, "[storage] root_mode is 1777 in the configuration, but the file "
+                                 "system already exists and its root directory has mode 0755 "
+                                 "(the setting comes from the command line)"));
+    g_assert_nonnull(strstr(err, "drop the setting"));
+    g_assert_nonnull(strstr(err, "no_root_squash"));
+    free(err);
+    err = NULL;
+    root.mode = 01777;
+    g_assert_cmpint(cfg_check_root(c, &root, &err), ==, 0);
+    cfg_free(c);
+
+    /* 0 means 0755, as for mkfs. */
+    const char *const zero[] = {"storage.root_mode=0", NULL};
+    root.mode = 0755;
+    c = tc_load(NULL, zero);
+    g_assert_cmpint(cfg_check_root(c, &root, &err), ==, 0);
+    cfg_free(c);
+
+    c = tc_load("[storage]\nroot_uid = 1000\nroot_gid = 100\n", NULL);
+    root.uid = 1000;
+    g_assert_cmpint(cfg_check_root(c, &root, &err), ==, -1);
+    g_assert_nonnull(strstr(err, "root_gid is 100 in the configuration"));
+    g_assert_nonnull(strstr(err, "comes from the configuration file"));
+    g_assert_nonnull(strstr(err, "has group 0"));
+    free(err);
+    err = NULL;
+    root.gid = 100;
+    g_assert_cmpint(cfg_check_root(c, &root, &err), ==, 0);
+    root.uid = 0;
+    g_assert_cmpint(cfg_check_root(c, &root, &err), ==, -1);
+    g_assert_nonnull(strstr(err, "root_uid is 1000"));
+    g_assert_nonnull(strstr(err, "has owner 0"));
     free(err);
     cfg_free(c);
 }
@@ -147,6 +221,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cfg_storage/explicit", test_explicit);
     g_test_add_func("/cfg_storage/check", test_check);
+    g_test_add_func("/cfg_storage/check_root", test_check_root);
     g_test_add_func("/cfg_storage/cache-keys", test_cache_keys);
     return g_test_run();
 }

@@ -1,0 +1,193 @@
+/*
+ * test_pg_supervise.c -- the embedded PostgreSQL supervised while a server
+ * uses it (server/cluster/emb_watch.c): its postmaster is killed with
+ * SIGKILL under a running `pgnfs serve`. The server must say so at error
+ * level, with what to do; start PostgreSQL again by itself and say when it
+ * is back; and a client's call, retried while it answers JUKEBOX as an
+ * NFS client does, must then succeed, with the data written before intact
+ * and the same server process serving. Twice: the second kill hits the
+ * postmaster the server started itself. Then once more while PostgreSQL
+ * cannot start: the server reports each failed start and why, backs off,
+ * and brings the cluster back once the cause is removed.
+ *
+ * No step assumes how long anything takes: each waits for its event (a
+ * line in the server's log, an answer) with a generous deadline.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fault.h"
+
+/* Deadline for each awaited event. */
+#define SV_DEADLINE_S 120
+
+/* The pid in the server's DATA/pg/postmaster.pid (0 if none). */
+static int sv_postmaster_pid(void)
+{
+    char *path = g_build_filename(tl_server_data_dir(pt.server), "pg", "postmaster.pid", NULL);
+    char *text = NULL;
+    int pid = 0;
+
+    if (g_file_get_contents(path, &text, NULL, NULL))
+        pid = atoi(text);
+    g_free(text);
+    g_free(path);
+    return pid;
+}
+
+/* How often needle occurs in text. */
+static unsigned sv_count(const char *text, const char *needle)
+{
+    unsigned n = 0;
+
+    for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* Wait until the server's log holds needle more than `before` times. */
+static void sv_wait_log(const char *needle, unsigned before)
+{
+    gint64 deadline = g_get_monotonic_time() + SV_DEADLINE_S * G_USEC_PER_SEC;
+
+    for (;;) {
+        char *log = tl_server_log(pt.server);
+        bool seen = sv_count(log, needle) > before;
+        if (seen || g_get_monotonic_time() > deadline) {
+            if (!seen)
+                g_error("the server did not log '%s' within %d s; its log:\n%s", needle,
+                        SV_DEADLINE_S, log);
+            g_free(log);
+            return;
+        }
+        g_free(log);
+        g_usleep(50 * 1000);
+    }
+}
+
+/* A FILE_SYNC WRITE retried while it answers JUKEBOX (as clients do);
+ * returns the JUKEBOX answers it took. Fails on any other answer. */
+static unsigned sv_write_retried(nr_ctx *c, const nr_fh *fh, uint64_t off, const char *data)
+{
+    gint64 deadline = g_get_monotonic_time() + SV_DEADLINE_S * G_USEC_PER_SEC;
+    unsigned jukebox = 0;
+
+    for (;;) {
+        int st = nr_write(c, fh, off, data, (uint32_t)strlen(data), FILE_SYNC, NULL);
+        nr_arena_clear(c);
+        if (st == NFS3_OK)
+            return jukebox;
+        if (st != NFS3ERR_JUKEBOX)
+            g_error("WRITE after the database came back answered %s", nr_stat_name(st));
+        if (g_get_monotonic_time() > deadline)
+            g_error("WRITE still answers JUKEBOX %d s after the database came back", SV_DEADLINE_S);
+        jukebox++;
+        g_usleep(100 * 1000); /* the pause of an NFS client before it retries */
+    }
+}
+
+static void sv_expect(nr_ctx *c, const nr_fh *fh, const char *want)
+{
+    READ3res rd;
+
+    pt_ok(c, nr_read(c, fh, 0, 4096, &rd));
+    g_assert_cmpmem(rd.READ3res_u.resok.data.data_val, rd.READ3res_u.resok.data.data_len, want,
+                    strlen(want));
+    nr_arena_clear(c);
+}
+
+static void test_pg_supervise(void)
+{
+    int server = tl_server_pid(pt.server);
+    nr_ctx *c = pt_open(NULL);
+    nr_fh fh = pt_create(c, &pt.root, "kept", 0666);
+    GString *want = g_string_new("before;");
+
+    pt_ok(c, nr_write(c, &fh, 0, want->str, (uint32_t)want->len, FILE_SYNC, NULL));
+    nr_arena_clear(c);
+    for (int round = 1; round <= 2; round++) {
+        char *log = tl_server_log(pt.server);
+        unsigned stopped = sv_count(log, "ERROR pgnfs-embed: PostgreSQL in ");
+        unsigned back = sv_count(log, " is back (postmaster pid ");
+        g_free(log);
+        int pm = sv_postmaster_pid();
+        g_assert_cmpint(pm, >, 0);
+
+        g_assert_cmpint(kill(pm, SIGKILL), ==, 0);
+        /* Said at error level, with the pid, and what to do. */
+        char *line = g_strdup_printf("stopped (postmaster pid %d)", pm);
+        sv_wait_log(line, 0);
+        g_free(line);
+        sv_wait_log("ERROR pgnfs-embed: PostgreSQL in ", stopped);
+        sv_wait_log("ERROR pgnfs-embed: what to do: ", 0);
+        /* Started again by the server, and said so. */
+        sv_wait_log(" is back (postmaster pid ", back);
+        g_assert_cmpint(sv_postmaster_pid(), !=, pm);
+
+        char piece[32];
+        snprintf(piece, sizeof piece, "after %d;", round);
+        unsigned jb = sv_write_retried(c, &fh, want->len, piece);
+        g_string_append(want, piece);
+        g_test_message("round %d: the write succeeded after %u JUKEBOX answers", round, jb);
+        sv_expect(c, &fh, want->str);
+    }
+    /* The same server process served throughout. */
+    g_assert_cmpint(tl_server_pid(pt.server), ==, server);
+    char *why = NULL;
+    if (!ft_server_running(&why))
+        g_error("the server is gone (%s)", why);
+    g_string_free(want, TRUE);
+    nr_close(c);
+}
+
+/*
+ * A postmaster killed when it cannot start again (a setting PostgreSQL
+ * does not know, appended to postgresql.conf): the server says that the
+ * start failed, why and what to do, and keeps trying; once the setting is
+ * gone it brings the cluster back.
+ */
+static void test_pg_cannot_restart(void)
+{
+    char *conf = g_build_filename(tl_server_data_dir(pt.server), "pg", "postgresql.conf", NULL);
+    nr_ctx *c = pt_open(NULL);
+    nr_fh fh = pt_create(c, &pt.root, "later", 0666);
+    struct stat st;
+    FILE *f;
+
+    g_assert_cmpint(stat(conf, &st), ==, 0);
+    char *log = tl_server_log(pt.server);
+    unsigned failed = sv_count(log, "did not start in ");
+    unsigned back = sv_count(log, " is back (postmaster pid ");
+    g_free(log);
+
+    /* Appended in place, so the file keeps its owner (the cluster's user). */
+    f = fopen(conf, "a");
+    g_assert_nonnull(f);
+    fputs("\nno_such_setting_of_pgnfs = 1\n", f);
+    g_assert_cmpint(fclose(f), ==, 0);
+    int pm = sv_postmaster_pid();
+    g_assert_cmpint(kill(pm, SIGKILL), ==, 0);
+    sv_wait_log("did not start in ", failed);
+    sv_wait_log("unrecognized configuration parameter \"no_such_setting_of_pgnfs\"", 0);
+    sv_wait_log("what to do: correct the setting the log names in ", 0);
+    sv_wait_log("next attempt to start PostgreSQL in ", 0);
+    g_assert_cmpint(truncate(conf, st.st_size), ==, 0);
+    sv_wait_log(" is back (postmaster pid ", back);
+    sv_write_retried(c, &fh, 0, "again");
+    sv_expect(c, &fh, "again");
+    nr_close(c);
+    g_free(conf);
+}
+
+int main(int argc, char **argv)
+{
+    ft_init(&argc, &argv, NULL);
+    g_test_add_func("/fault/pg_supervise", test_pg_supervise);
+    g_test_add_func("/fault/pg_cannot_restart", test_pg_cannot_restart);
+    return ft_run();
+}
