@@ -21,35 +21,12 @@
 #include <glib.h>
 
 #include "dbfs_int.h"
+#include "dbfs_perm.h"
 
 /* What FSSTAT reports as free when it cannot know (no space_path for
  * bytes; always for files, which only the database's size limits). */
 #define DBFS_FREE_BYTES_UNKNOWN (UINT64_C(1) << 50)
 #define DBFS_FREE_FILES         (UINT64_C(1) << 40)
-
-/*
- * dbfs_perm_allows -- the permission rule (see dbfs.h); the SQL function
- * pgnfs_may (10_common.sql) is the same rule, and test_attr checks that they
- * agree. Cannot fail.
- */
-bool dbfs_perm_allows(const dbfs_attr *a, const dbfs_cred *cred, unsigned want)
-{
-    unsigned bits;
-
-    want &= 7;
-    if (cred->uid == 0)
-        return !(want & 1) || a->type == DBFS_DIR || (a->mode & 0111);
-    if (cred->uid == a->uid) {
-        bits = a->mode >> 6;
-    } else {
-        bool member = cred->gid == a->gid;
-
-        for (uint32_t i = 0; !member && i < cred->ngroups && i < DBFS_NGROUPS_MAX; i++)
-            member = cred->groups[i] == a->gid;
-        bits = member ? a->mode >> 3 : a->mode;
-    }
-    return (bits & want) == want;
-}
 
 /* Run a statement keyed by (ino, gen). *res on success (caller clears);
  * -ESTALE when no row came back. */
@@ -340,6 +317,26 @@ int dbfs_fsstat(dbfs_conn *c, dbfs_fsstat_res *out)
     return rc;
 }
 
+/* GETATTR and FSSTAT in one batch (dbfs_batch_run's fn). */
+typedef struct {
+    const dbfs_params *p;
+    PGresult *ra, *rf;
+} dbfs_fsstat_batch;
+
+static int dbfs_fsstat_queue(dbfs_conn *c, void *arg)
+{
+    dbfs_fsstat_batch *b = arg;
+
+    PQclear(b->ra);
+    PQclear(b->rf);
+    b->ra = b->rf = NULL;
+    dbfs_batch_add(c, DBFS_ST_GETATTR, b->p);
+    dbfs_batch_add(c, DBFS_ST_FSSTAT, NULL);
+    dbfs_batch_sync(c);
+    dbfs_batch_result(c, &b->ra);
+    return dbfs_batch_result(c, &b->rf);
+}
+
 /*
  * dbfs_fsstat_fh -- see dbfs.h. The attributes come from the stat cache
  * when it has them (then dbfs_fsstat: none or one round trip); otherwise
@@ -347,7 +344,7 @@ int dbfs_fsstat(dbfs_conn *c, dbfs_fsstat_res *out)
  */
 int dbfs_fsstat_fh(dbfs_conn *c, dbfs_fh fh, dbfs_fsstat_res *out, dbfs_attr_opt *attr)
 {
-    PGresult *ra = NULL, *rf = NULL;
+    dbfs_fsstat_batch b = {0};
     dbfs_cache_op op;
     dbfs_params p;
     dbfs_attr a;
@@ -369,44 +366,26 @@ int dbfs_fsstat_fh(dbfs_conn *c, dbfs_fh fh, dbfs_fsstat_res *out, dbfs_attr_opt
     dbfs_params_init(&p);
     dbfs_param_i8(&p, (int64_t)fh.ino);
     dbfs_param_i4(&p, (int32_t)fh.gen);
+    b.p = &p;
     dbfs_cache_read_begin(c->fs, &op);
-    for (int attempt = 1;; attempt++) {
-        rc = dbfs_batch_begin(c);
-        if (rc != 0)
-            goto out;
-        dbfs_batch_add(c, DBFS_ST_GETATTR, &p);
-        dbfs_batch_add(c, DBFS_ST_FSSTAT, NULL);
-        dbfs_batch_sync(c);
-        dbfs_batch_result(c, &ra);
-        dbfs_batch_result(c, &rf);
-        rc = dbfs_batch_end(c);
-        if (rc != DBFS_ERETRY)
-            break;
-        PQclear(ra);
-        PQclear(rf);
-        ra = rf = NULL;
-        if (!dbfs_retry_wait(attempt)) {
-            rc = -EAGAIN;
-            break;
-        }
-    }
+    rc = dbfs_batch_run(c, dbfs_fsstat_queue, &b);
     if (rc != 0)
         goto out;
-    if (PQntuples(ra) == 0) {
+    if (PQntuples(b.ra) == 0) {
         dbfs_cache_put_gone(&op, fh);
         rc = -ESTALE;
         goto out;
     }
-    dbfs_get_attr(ra, 0, 0, &a);
+    dbfs_get_attr(b.ra, 0, 0, &a);
     dbfs_cache_put_attr(&op, &a);
     if (attr) {
         attr->valid = true;
         attr->attr = a;
     }
-    rc = dbfs_fsstat_from(c, rf, out);
+    rc = dbfs_fsstat_from(c, b.rf, out);
 out:
     dbfs_cache_end(&op);
-    PQclear(ra);
-    PQclear(rf);
+    PQclear(b.ra);
+    PQclear(b.rf);
     return rc;
 }

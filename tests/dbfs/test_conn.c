@@ -16,25 +16,6 @@
 
 static const uint32_t td_no_groups[1] = {0};
 
-/* Run one statement on a connection of its own; fails the test on error.
- * Returns the first column of the first row as a number (0 if none). */
-static long td_sql(const char *conninfo, const char *sql)
-{
-    PGconn *pg = PQconnectdb(conninfo);
-    PGresult *r;
-    long v = 0;
-
-    g_assert_cmpint(PQstatus(pg), ==, CONNECTION_OK);
-    r = PQexec(pg, sql);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK && PQresultStatus(r) != PGRES_COMMAND_OK)
-        g_error("%s: %s", sql, PQresultErrorMessage(r));
-    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0)
-        v = atol(PQgetvalue(r, 0, 0));
-    PQclear(r);
-    PQfinish(pg);
-    return v;
-}
-
 static void test_mkfs_open(void)
 {
     char *db = tl_fresh_db();
