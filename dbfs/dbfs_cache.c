@@ -71,7 +71,7 @@ int dbfs_cache_open(dbfs *fs, const dbfs_config *cfg)
     dc->stat_cap = cfg->stat_cache_entries;
     dc->name_cap = cfg->name_cache_entries;
     if (dc->stat_cap)
-        rc = cache_stat_new(dc->stat_cap, &dc->stat);
+        rc = cache_stat_new(dc->stat_cap, sizeof(dbfs_attr), &dc->stat);
     if (rc == 0 && dc->name_cap)
         rc = cache_name_new(dc->name_cap, &dc->name);
     if (rc == 0 && dc->stat && dc->name) {
@@ -149,6 +149,17 @@ cache_name_result dbfs_cache_name(dbfs *fs, uint64_t dir, const char *name, dbfs
     return r;
 }
 
+/* The stat cache keeps whole dbfs_attr values; the naming cache takes
+ * every name dbfs may store. */
+_Static_assert(sizeof(dbfs_attr) <= CACHE_STAT_VAL_MAX, "dbfs_attr fits a stat cache value");
+_Static_assert(DBFS_NAME_MAX <= CACHE_NAME_MAX, "a name fits a naming cache entry");
+
+/* Who a dbfs_attr describes, as the stat cache knows files. */
+static cache_stat_id dbfs_cache_id(const dbfs_attr *a)
+{
+    return (cache_stat_id){.ino = a->ino, .gen = a->gen, .change = a->change};
+}
+
 static void dbfs_cache_tickets(dbfs_cache_op *op)
 {
     dbfs_cache *dc = op->cache;
@@ -214,9 +225,9 @@ void dbfs_cache_put_attr(dbfs_cache_op *op, const dbfs_attr *a)
     if (!op->cache || !op->cache->stat)
         return;
     if (op->mut && dbfs_cache_in(a->ino, op->inos, op->ninos))
-        cache_stat_store(op->cache->stat, &op->st_mut, a);
+        cache_stat_store(op->cache->stat, &op->st_mut, dbfs_cache_id(a), a);
     else
-        cache_stat_fill(op->cache->stat, op->st_ticket, a);
+        cache_stat_fill(op->cache->stat, op->st_ticket, dbfs_cache_id(a), a);
 }
 
 /*
@@ -258,7 +269,7 @@ void dbfs_cache_put_name(dbfs_cache_op *op, uint64_t dir, const char *name, cons
 void dbfs_cache_put_new(dbfs_cache_op *op, const dbfs_attr *a)
 {
     if (op->cache && op->cache->stat)
-        cache_stat_fill(op->cache->stat, op->st_ticket, a);
+        cache_stat_fill(op->cache->stat, op->st_ticket, dbfs_cache_id(a), a);
 }
 
 /*
@@ -270,7 +281,7 @@ void dbfs_cache_victim(dbfs_cache_op *op, const dbfs_attr *a, bool gone)
     if (!op->cache || !op->cache->stat)
         return;
     if (!gone && op->mut && dbfs_cache_in(a->ino, op->inos, op->ninos))
-        cache_stat_store(op->cache->stat, &op->st_mut, a);
+        cache_stat_store(op->cache->stat, &op->st_mut, dbfs_cache_id(a), a);
     else
         cache_stat_victim(op->cache->stat, a->ino, a->gen, gone);
 }
@@ -323,7 +334,7 @@ void dbfs_cache_file_end(dbfs_cache_op *op, int rc, const dbfs_attr *post)
 {
     if (op->cache && op->cache->stat && op->ninos == 1) {
         if (rc == 0 && post && post->ino == op->inos[0])
-            cache_stat_store(op->cache->stat, &op->st_mut, post);
+            cache_stat_store(op->cache->stat, &op->st_mut, dbfs_cache_id(post), post);
         else
             cache_stat_forget(op->cache->stat, op->inos[0]);
     }

@@ -16,7 +16,6 @@
 #include <glib.h>
 
 #include "cache_name.h"
-#include "dbfs.h"
 
 static cache_name *new_name(size_t n)
 {
@@ -44,7 +43,7 @@ static void test_basic(void)
     uint64_t ino = 0;
     uint32_t gen = 0;
     cache_lru_stats st;
-    char long_name[DBFS_NAME_MAX + 2];
+    char long_name[CACHE_NAME_MAX + 2];
 
     g_assert_cmpint(cache_name_new(0, &c), ==, -EINVAL);
     g_assert_null(c);
@@ -70,7 +69,7 @@ static void test_basic(void)
     memset(long_name, 'n', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = 0;
     g_assert_cmpint(fill(c, 1, long_name, false, 0, 0), ==, -EINVAL);
-    long_name[DBFS_NAME_MAX] = 0; /* exactly the maximum is fine */
+    long_name[CACHE_NAME_MAX] = 0; /* exactly the maximum is fine */
     g_assert_cmpint(fill(c, 1, long_name, false, 0, 0), ==, 0);
     g_assert_cmpint(get(c, 1, long_name, &ino, &gen), ==, CACHE_NAME_ABSENT);
     g_assert_cmpint(get(c, 1, "..", &ino, &gen), ==, CACHE_NAME_MISS);
