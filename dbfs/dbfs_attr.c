@@ -20,77 +20,25 @@
 
 #include <glib.h>
 
-#include "dbfs_int.h"
+#include "dbfs_cache.h"
+#include "dbfs_fetch.h"
 #include "dbfs_perm.h"
+#include "dbfs_wb.h"
 
 /* What FSSTAT reports as free when it cannot know (no space_path for
  * bytes; always for files, which only the database's size limits). */
 #define DBFS_FREE_BYTES_UNKNOWN (UINT64_C(1) << 50)
 #define DBFS_FREE_FILES         (UINT64_C(1) << 40)
 
-/* Run a statement keyed by (ino, gen). *res on success (caller clears);
- * -ESTALE when no row came back. */
-static int dbfs_by_handle(dbfs_conn *c, dbfs_stmt id, dbfs_fh fh, PGresult **res)
-{
-    dbfs_params p;
-    int rc;
-
-    dbfs_params_init(&p);
-    dbfs_param_i8(&p, (int64_t)fh.ino);
-    dbfs_param_i4(&p, (int32_t)fh.gen);
-    rc = dbfs_exec(c, id, &p, res);
-    if (rc == 0 && PQntuples(*res) == 0) {
-        PQclear(*res);
-        *res = NULL;
-        rc = -ESTALE;
-    }
-    return rc;
-}
-
 /*
- * dbfs_getattr -- the attributes of fh, with what the write-back buffer
- * holds of it (dbfs_wb_overlay). Returns as dbfs_getattr_db.
+ * dbfs_getattr -- see dbfs.h: the attributes of fh with what the
+ * write-back buffer holds of it (dbfs_wb_attr). Returns 0, -ESTALE (the
+ * inode and generation no longer exist), -EAGAIN or -EIO. No round trip
+ * when the stat cache knows fh, else one.
  */
 int dbfs_getattr(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out)
 {
-    int rc = dbfs_getattr_db(c, fh, out);
-
-    if (rc == 0 && out)
-        dbfs_wb_overlay(c->fs, out);
-    return rc;
-}
-
-/*
- * dbfs_getattr_db -- see dbfs_int.h: the attributes of fh as stored.
- * Returns 0 and *out, -ESTALE if the inode and generation no longer
- * exist, or -EAGAIN/-EIO. No round trip when the stat cache knows fh
- * (attributes, or gone), else one, whose answer is cached.
- */
-int dbfs_getattr_db(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out)
-{
-    PGresult *r = NULL;
-    dbfs_cache_op op;
-    dbfs_attr a;
-    int rc = dbfs_cache_attr(c->fs, fh, &a);
-
-    if (rc != -ENOENT) {
-        if (rc == 0 && out)
-            *out = a;
-        return rc;
-    }
-    dbfs_cache_read_begin(c->fs, &op);
-    rc = dbfs_by_handle(c, DBFS_ST_GETATTR, fh, &r);
-    if (rc == 0) {
-        dbfs_get_attr(r, 0, 0, &a);
-        dbfs_cache_put_attr(&op, &a);
-        if (out)
-            *out = a;
-    } else if (rc == -ESTALE) {
-        dbfs_cache_put_gone(&op, fh);
-    }
-    dbfs_cache_end(&op);
-    PQclear(r);
-    return rc;
+    return dbfs_wb_attr(c, fh, out);
 }
 
 /*
@@ -123,7 +71,7 @@ int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sat
     dbfs_param_cred(&p, cred);
     dbfs_param_i8(&p, dbfs_now_ns());
     dbfs_param_i4(&p, (int32_t)sa->set);
-    dbfs_param_i4(&p, (int32_t)(sa->mode & 07777));
+    dbfs_param_i4(&p, (int32_t)(sa->mode & DBFS_MODE_MASK));
     dbfs_param_i8(&p, sa->uid);
     dbfs_param_i8(&p, sa->gid);
     dbfs_param_i8(&p, (int64_t)((sa->set & DBFS_SET_SIZE) ? sa->size : 0));
@@ -135,7 +83,7 @@ int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sat
         dbfs_param_null(&p);
     /* One inode changes: a file change for the stat cache. The attributes
      * after are current on failures too (read under the row lock). */
-    dbfs_cache_file_begin(c, fh, &op);
+    dbfs_cache_file_begin(c->fs, fh, &op);
     rc = dbfs_exec(c, DBFS_ST_SETATTR, &p, &r);
     if (rc == 0)
         rc = dbfs_fnres_parse(r, "setattr", &f);
@@ -167,17 +115,17 @@ int dbfs_access(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint32_t want, 
 
     if (rc != 0)
         return rc;
-    if ((want & DBFS_ACCESS_READ) && dbfs_perm_allows(&a, cred, 4))
+    if ((want & DBFS_ACCESS_READ) && dbfs_perm_allows(&a, cred, DBFS_MAY_READ))
         g |= DBFS_ACCESS_READ;
     if (a.type == DBFS_DIR) {
-        if ((want & DBFS_ACCESS_LOOKUP) && dbfs_perm_allows(&a, cred, 1))
+        if ((want & DBFS_ACCESS_LOOKUP) && dbfs_perm_allows(&a, cred, DBFS_MAY_EXEC))
             g |= DBFS_ACCESS_LOOKUP;
-        if (dbfs_perm_allows(&a, cred, 3))
+        if (dbfs_perm_allows(&a, cred, DBFS_MAY_WRITE | DBFS_MAY_EXEC))
             g |= want & (DBFS_ACCESS_MODIFY | DBFS_ACCESS_EXTEND | DBFS_ACCESS_DELETE);
     } else {
-        if (dbfs_perm_allows(&a, cred, 2))
+        if (dbfs_perm_allows(&a, cred, DBFS_MAY_WRITE))
             g |= want & (DBFS_ACCESS_MODIFY | DBFS_ACCESS_EXTEND);
-        if ((want & DBFS_ACCESS_EXECUTE) && dbfs_perm_allows(&a, cred, 1))
+        if ((want & DBFS_ACCESS_EXECUTE) && dbfs_perm_allows(&a, cred, DBFS_MAY_EXEC))
             g |= DBFS_ACCESS_EXECUTE;
     }
     if (granted)
@@ -204,7 +152,7 @@ int dbfs_readlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, char **target
     (void)cred;
     *target = NULL;
     dbfs_cache_read_begin(c->fs, &op);
-    rc = dbfs_by_handle(c, DBFS_ST_READLINK, fh, &r);
+    rc = dbfs_fetch_by_handle(c, DBFS_ST_READLINK, fh, &r);
     if (rc != 0)
         goto out;
     dbfs_get_attr(r, 0, 0, &a);

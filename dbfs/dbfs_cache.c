@@ -3,11 +3,11 @@
  * (inode -> attributes or gone) and the naming cache ((directory, name) ->
  * inode or absent), opened from dbfs_config, and the calls through which
  * every dbfs operation reads them and keeps them exact (the contract is in
- * dbfs_int.h; the protocol and why it is exact in cache/cache_lru.h and
+ * dbfs_cache.h; the protocol and why it is exact in cache/cache_lru.h and
  * cache/cache_name.c).
  *
  * What each operation tells the caches (dbfs_attr.c, dbfs_names.c,
- * dbfs_data.c):
+ * dbfs_readdir.c, dbfs_read.c, dbfs_data.c):
  *
  *   GETATTR, ACCESS, LOOKUP, READLINK, READDIR(PLUS), FSSTAT (reads):
  *     hit -> no round trip; miss -> one, whose rows are filled in (a
@@ -39,7 +39,8 @@
 
 #include <glib.h>
 
-#include "dbfs_int.h"
+#include "cache_stat.h"
+#include "dbfs_cache.h"
 
 struct dbfs_cache {
     cache_stat *stat;  /* NULL: off */
@@ -55,7 +56,7 @@ struct dbfs_cache {
 #define DBFS_DIR_BYTES_PER_NAME 64
 
 /*
- * dbfs_cache_open -- see dbfs_int.h. Logs what it opened.
+ * dbfs_cache_open -- see dbfs_cache.h. Logs what it opened.
  */
 int dbfs_cache_open(dbfs *fs, const dbfs_config *cfg)
 {
@@ -97,7 +98,7 @@ int dbfs_cache_open(dbfs *fs, const dbfs_config *cfg)
 }
 
 /*
- * dbfs_cache_close -- see dbfs_int.h.
+ * dbfs_cache_close -- see dbfs_cache.h.
  */
 void dbfs_cache_close(dbfs *fs)
 {
@@ -113,7 +114,7 @@ void dbfs_cache_close(dbfs *fs)
 }
 
 /*
- * dbfs_cache_attr -- see dbfs_int.h.
+ * dbfs_cache_attr -- see dbfs_cache.h.
  */
 int dbfs_cache_attr(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
 {
@@ -123,7 +124,7 @@ int dbfs_cache_attr(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
 }
 
 /*
- * dbfs_cache_dir -- see dbfs_int.h.
+ * dbfs_cache_dir -- see dbfs_cache.h.
  */
 cache_dir *dbfs_cache_dir(dbfs *fs)
 {
@@ -131,7 +132,7 @@ cache_dir *dbfs_cache_dir(dbfs *fs)
 }
 
 /*
- * dbfs_cache_name -- see dbfs_int.h.
+ * dbfs_cache_name -- see dbfs_cache.h.
  */
 cache_name_result dbfs_cache_name(dbfs *fs, uint64_t dir, const char *name, dbfs_fh *out)
 {
@@ -171,7 +172,7 @@ static void dbfs_cache_tickets(dbfs_cache_op *op)
 }
 
 /*
- * dbfs_cache_read_begin -- see dbfs_int.h.
+ * dbfs_cache_read_begin -- see dbfs_cache.h.
  */
 void dbfs_cache_read_begin(dbfs *fs, dbfs_cache_op *op)
 {
@@ -182,7 +183,7 @@ void dbfs_cache_read_begin(dbfs *fs, dbfs_cache_op *op)
 }
 
 /*
- * dbfs_cache_mut_begin -- see dbfs_int.h. The tickets are taken before
+ * dbfs_cache_mut_begin -- see dbfs_cache.h. The tickets are taken before
  * the guards are held, so they predate the transaction (put_new and the
  * fills of objects read but not changed use them).
  */
@@ -216,7 +217,7 @@ static bool dbfs_cache_in(uint64_t g, const uint64_t *set, unsigned n)
 }
 
 /*
- * dbfs_cache_put_attr -- see dbfs_int.h. A mutation stores what it holds
+ * dbfs_cache_put_attr -- see dbfs_cache.h. A mutation stores what it holds
  * (cache_lru_store: removed instead if another mutation overlapped);
  * everything else is a fill with the ticket from begin.
  */
@@ -231,7 +232,7 @@ void dbfs_cache_put_attr(dbfs_cache_op *op, const dbfs_attr *a)
 }
 
 /*
- * dbfs_cache_put_gone -- see dbfs_int.h.
+ * dbfs_cache_put_gone -- see dbfs_cache.h.
  */
 void dbfs_cache_put_gone(dbfs_cache_op *op, dbfs_fh fh)
 {
@@ -240,7 +241,7 @@ void dbfs_cache_put_gone(dbfs_cache_op *op, dbfs_fh fh)
 }
 
 /*
- * dbfs_cache_put_name -- see dbfs_int.h.
+ * dbfs_cache_put_name -- see dbfs_cache.h.
  */
 void dbfs_cache_put_name(dbfs_cache_op *op, uint64_t dir, const char *name, const dbfs_attr *obj)
 {
@@ -260,7 +261,7 @@ void dbfs_cache_put_name(dbfs_cache_op *op, uint64_t dir, const char *name, cons
 }
 
 /*
- * dbfs_cache_put_new -- see dbfs_int.h. No reader can have read an inode
+ * dbfs_cache_put_new -- see dbfs_cache.h. No reader can have read an inode
  * before the transaction that made it committed, so a fill with the
  * ticket from before the transaction is exact: it is refused only if a
  * mutation of the new inode's stripe ran since (then that mutation's
@@ -273,7 +274,7 @@ void dbfs_cache_put_new(dbfs_cache_op *op, const dbfs_attr *a)
 }
 
 /*
- * dbfs_cache_victim -- see dbfs_int.h. An inode the mutation holds is
+ * dbfs_cache_victim -- see dbfs_cache.h. An inode the mutation holds is
  * stored like any other (put_attr) or recorded gone.
  */
 void dbfs_cache_victim(dbfs_cache_op *op, const dbfs_attr *a, bool gone)
@@ -287,7 +288,7 @@ void dbfs_cache_victim(dbfs_cache_op *op, const dbfs_attr *a, bool gone)
 }
 
 /*
- * dbfs_cache_lost -- see dbfs_int.h. Logged: it empties both caches.
+ * dbfs_cache_lost -- see dbfs_cache.h. Logged: it empties both caches.
  */
 void dbfs_cache_lost(dbfs_cache_op *op)
 {
@@ -303,7 +304,7 @@ void dbfs_cache_lost(dbfs_cache_op *op)
 }
 
 /*
- * dbfs_cache_end -- see dbfs_int.h.
+ * dbfs_cache_end -- see dbfs_cache.h.
  */
 void dbfs_cache_end(dbfs_cache_op *op)
 {
@@ -317,15 +318,15 @@ void dbfs_cache_end(dbfs_cache_op *op)
 }
 
 /*
- * dbfs_cache_file_begin -- see dbfs_int.h.
+ * dbfs_cache_file_begin -- see dbfs_cache.h.
  */
-void dbfs_cache_file_begin(dbfs_conn *c, dbfs_fh fh, dbfs_cache_op *op)
+void dbfs_cache_file_begin(dbfs *fs, dbfs_fh fh, dbfs_cache_op *op)
 {
-    dbfs_cache_mut_begin(c->fs, op, &fh.ino, 1, NULL, 0);
+    dbfs_cache_mut_begin(fs, op, &fh.ino, 1, NULL, 0);
 }
 
 /*
- * dbfs_cache_file_end -- see dbfs_int.h. A failed change committed
+ * dbfs_cache_file_end -- see dbfs_cache.h. A failed change committed
  * nothing; the entry is dropped all the same (cheap, and right whatever
  * the failure was). A transient failure may have committed: the file is
  * the only inode a data change touches, so dropping it is enough.
@@ -360,10 +361,10 @@ static void dbfs_cache_figures_of(dbfs_cache_figures *f, const char *name, bool 
 }
 
 /*
- * dbfs_cache_stats -- see dbfs.h. Rows: "stat", "naming", "listing"
- * (capacity in bytes), and the chunk buffer cache's row.
+ * dbfs_cache_figures_meta -- see dbfs_cache.h. Rows: "stat", "naming"
+ * (capacity in entries), "listing" (capacity in bytes).
  */
-unsigned dbfs_cache_stats(const dbfs *fs, dbfs_cache_figures *out, unsigned max)
+unsigned dbfs_cache_figures_meta(const dbfs *fs, dbfs_cache_figures *out, unsigned max)
 {
     const dbfs_cache *dc = fs ? fs->cache : NULL;
     cache_lru_stats st;
@@ -387,7 +388,5 @@ unsigned dbfs_cache_stats(const dbfs *fs, dbfs_cache_figures *out, unsigned max)
             cache_dir_stats(dc->dir, &st);
         dbfs_cache_figures_of(&out[n++], "listing", on, on ? dc->dir_bytes : 0, on ? &st : NULL);
     }
-    if (n < max && fs)
-        dbfs_chunks_figures(fs, &out[n++]); /* "buffer": dbfs_data.c */
     return n;
 }

@@ -33,8 +33,12 @@
 #include <glib.h>
 #include <openssl/rand.h>
 
+#include "dbfs_cache.h"
+#include "dbfs_conn.h"
+#include "dbfs_data.h"
 #include "dbfs_int.h"
 #include "dbfs_perm.h"
+#include "dbfs_wb.h"
 #include "schema_files.h"
 #include "store.h"
 

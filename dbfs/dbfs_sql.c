@@ -13,7 +13,7 @@
  *   Credentials travel as three parameters: uid int8, gid int8, groups
  *   int8[] (dbfs_param_cred()). Times are int8 nanoseconds.
  */
-#include "dbfs_int.h"
+#include "dbfs_sql.h"
 
 /* The attribute columns, optionally qualified: DBFS_ATTR_COLS("f."). */
 #define DBFS_ATTR_COLS(p)                                                                          \
