@@ -352,8 +352,9 @@ void dbfs_dirents_free(dbfs_dirent *entries, size_t n);
 /*
  * dbfs_read -- read up to count bytes at off into buf (caller's, at least
  * count bytes). Holes read as zeros. *nread may be short only at end of
- * file; *eof says whether off + *nread reached the end. Needs read
- * permission (the owner always may, as NFS servers allow).
+ * file; *eof says whether off + *nread reached the end. Needs read or
+ * execute permission (a client runs a program by reading it; RFC 1813
+ * 4.4), and the owner always may, as Linux knfsd allows.
  */
 int dbfs_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, uint32_t count,
               void *buf, uint32_t *nread, bool *eof, dbfs_attr_opt *attr);

@@ -92,10 +92,11 @@ static bool dbfs_atime_due(const dbfs_attr *a, int64_t now)
            a->atime_ns < now - DBFS_NS_PER_DAY;
 }
 
-/* May cred read the data of a? */
+/* May cred read the data of the regular file a (the owner, a reader, or
+ * one who may execute it: dbfs_perm_may_io)? */
 static bool dbfs_read_allowed(const dbfs_attr *a, const dbfs_cred *cred)
 {
-    return cred->uid == a->uid || dbfs_perm_allows(a, cred, DBFS_MAY_READ);
+    return dbfs_perm_may_io(a, cred, DBFS_MAY_READ);
 }
 
 /* Zero buf's bytes for file range [from, to) (within [off, off + n)). */
@@ -493,9 +494,11 @@ static int dbfs_rd_run(dbfs_rd *rd)
 
 /*
  * dbfs_read -- see dbfs.h. Bytes past the end are not returned; holes and
- * the parts of chunks never written read as zeros. Errors: -ESTALE,
- * -EISDIR (a directory), -EINVAL (another non-regular file), -EACCES
- * (no read permission and not the owner), -ENOMEM, -EAGAIN, -EIO. *attr is
+ * the parts of chunks never written read as zeros. The owner, a caller
+ * the mode lets read, and one it lets execute may read
+ * (dbfs_perm_may_io). Errors: -ESTALE, -EISDIR (a directory), -EINVAL
+ * (another non-regular file), -EACCES (none of those), -ENOMEM, -EAGAIN,
+ * -EIO. *attr is
  * filled whenever the file was read. At most one round trip (none when the
  * caches hold everything; two when cached chunks turn out stale).
  */

@@ -37,13 +37,24 @@ CREATE OR REPLACE FUNCTION pgnfs_may_f(f fileatt, c_uid bigint, c_gid bigint, c_
 RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT pgnfs_may(f.type, f.mode, f.uid, f.gid, c_uid, c_gid, c_groups, want) $$;
 
--- Read and write of a file's data: the owner always may (the NFS servers'
--- owner override, so a file created 0444 stays writable through the fd that
--- created it); otherwise the permission rule.
+-- Read and write of a regular file's data (READ, WRITE, SETATTR of the
+-- size), as Linux knfsd allows them (nfsd_permission() with
+-- NFSD_MAY_OWNER_OVERRIDE, and its read-if-exec rule); the same rule as
+-- dbfs_perm_may_io() in C (a test checks they agree). The owner always may
+-- (a file created 0444 stays writable through the descriptor that created
+-- it; a chmod 000 does not stop the reads of an open file); otherwise the
+-- permission rule; and whoever may execute a regular file may read it,
+-- since a client runs a program by READing it (RFC 1813 4.4): a program of
+-- mode 0711 runs for everybody. ACCESS does not use this: it reports the
+-- mode bits as they are.
 CREATE OR REPLACE FUNCTION pgnfs_may_io(f fileatt, c_uid bigint, c_gid bigint, c_groups bigint[],
                                         want int)
 RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $$ SELECT c_uid = f.uid OR pgnfs_may_f(f, c_uid, c_gid, c_groups, want) $$;
+AS $$
+SELECT c_uid = f.uid OR pgnfs_may_f(f, c_uid, c_gid, c_groups, want)
+       OR (want = pgnfs_want_r() AND f.type = pgnfs_t_reg()
+           AND pgnfs_may_f(f, c_uid, c_gid, c_groups, pgnfs_want_x()))
+$$;
 
 -- A mode with setuid cleared, and setgid too when group-execute is set: what
 -- Linux does to a regular file on a write by a non-root caller and on chown.
