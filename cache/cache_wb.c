@@ -90,6 +90,7 @@ struct cache_wb {
     atomic_size_t bytes;
     atomic_uint_fast64_t files;
     atomic_uint_fast64_t writes, refused, flushes, flushed_bytes, errors;
+    atomic_uint_fast64_t waiting; /* takes waiting for a flush in flight */
     wb_shard shard[CACHE_WB_SHARDS];
 };
 
@@ -424,7 +425,9 @@ cache_wb_taken *cache_wb_take(cache_wb *wb, uint64_t ino)
         f = g_hash_table_lookup(sh->files, &ino);
         if (!f || !f->flushing)
             break;
+        atomic_fetch_add(&wb->waiting, 1);
         pthread_cond_wait(&sh->idle, &sh->lock);
+        atomic_fetch_sub(&wb->waiting, 1);
     }
     if (!f || !f->head)
         goto out;
@@ -637,6 +640,7 @@ void cache_wb_get_stats(cache_wb *wb, cache_wb_stats *out)
     out->flushes = atomic_load(&wb->flushes);
     out->flushed_bytes = atomic_load(&wb->flushed_bytes);
     out->errors = atomic_load(&wb->errors);
+    out->waiting = atomic_load(&wb->waiting);
     for (unsigned i = 0; i < CACHE_WB_SHARDS && out->files > 0; i++) {
         wb_shard *sh = &wb->shard[i];
         GHashTableIter it;

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +15,20 @@
 #include <glib.h>
 
 #include "cache_name.h"
+
+/* Widen the window between two steps of a thread (a read and its fill, a
+ * commit and its store) by a short random spin, so other threads' steps
+ * fall into it: on the CPU, not by giving it away (sched_yield would hand
+ * it to whatever else runs on the machine and make the test's length
+ * depend on the load). */
+static void tc_widen(GRand *r)
+{
+    volatile unsigned spin = 0;
+    unsigned n = (unsigned)g_rand_int_range(r, 0, 2048);
+
+    for (unsigned i = 0; i < n; i++)
+        spin += i;
+}
 
 static cache_name *new_name(size_t n)
 {
@@ -167,7 +180,7 @@ static void *nh_thread(void *arg)
                 v2 = ++h->v[d][j];
             pthread_mutex_unlock(&h->dir[d]);
             if (g_rand_boolean(r))
-                sched_yield();
+                tc_widen(r);
             cache_name_store(h->c, &m, dir, name, 3, v % 2 == 1, v, (uint32_t)v);
             if (two)
                 cache_name_store(h->c, &m, dir, name2, 3, v2 % 2 == 1, v2, (uint32_t)v2);
@@ -185,7 +198,7 @@ static void *nh_thread(void *arg)
             uint64_t v = h->v[d][i];
             pthread_mutex_unlock(&h->dir[d]);
             if (g_rand_boolean(r))
-                sched_yield();
+                tc_widen(r);
             cache_name_fill(h->c, t, dir, name, 3, v % 2 == 1, v, (uint32_t)v);
             continue;
         }

@@ -6,13 +6,26 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include <glib.h>
 
 #include "cache_stat.h"
+
+/* Widen the window between two steps of a thread (a read and its fill, a
+ * commit and its store) by a short random spin, so other threads' steps
+ * fall into it: on the CPU, not by giving it away (sched_yield would hand
+ * it to whatever else runs on the machine and make the test's length
+ * depend on the load). */
+static void tc_widen(GRand *r)
+{
+    volatile unsigned spin = 0;
+    unsigned n = (unsigned)g_rand_int_range(r, 0, 2048);
+
+    for (unsigned i = 0; i < n; i++)
+        spin += i;
+}
 
 /* The attributes the tests keep: a plain struct of their own (the cache
  * holds any fixed-size value). */
@@ -221,7 +234,7 @@ static void *sh_thread(void *arg)
             a = h->db[i];
             pthread_mutex_unlock(&h->row[i]);
             if (g_rand_boolean(r))
-                sched_yield();
+                tc_widen(r);
             ts_store(h->s, &m, &a);
             cache_stat_mut_end(h->s, &m);
             uint_fast64_t cur = atomic_load(&h->replied[i]);
@@ -239,7 +252,7 @@ static void *sh_thread(void *arg)
             a = h->db[i];
             pthread_mutex_unlock(&h->row[i]);
             if (g_rand_boolean(r))
-                sched_yield();
+                tc_widen(r);
             ts_fill(h->s, t, &a);
         }
     }
