@@ -94,6 +94,7 @@ struct cache_wb {
     wb_shard shard[CACHE_WB_SHARDS];
 };
 
+/* cache_wb_now_us -- see cache_wb.h: the monotonic clock in microseconds. */
 int64_t cache_wb_now_us(void)
 {
     struct timespec ts;
@@ -458,22 +459,26 @@ out:
     return t;
 }
 
+/* cache_wb_taken_pieces -- see cache_wb.h. */
 const cache_wb_piece *cache_wb_taken_pieces(const cache_wb_taken *t, size_t *n)
 {
     *n = t->npieces;
     return t->pieces;
 }
 
+/* cache_wb_taken_gen -- see cache_wb.h. */
 uint32_t cache_wb_taken_gen(const cache_wb_taken *t)
 {
     return t->gen;
 }
 
+/* cache_wb_taken_mtime -- see cache_wb.h. */
 int64_t cache_wb_taken_mtime(const cache_wb_taken *t)
 {
     return t->mtime;
 }
 
+/* cache_wb_taken_bytes -- see cache_wb.h. */
 uint64_t cache_wb_taken_bytes(const cache_wb_taken *t)
 {
     return t->bytes;

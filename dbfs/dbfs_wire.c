@@ -58,26 +58,31 @@ static void dbfs_param_fixed(dbfs_params *p, uint64_t v, int width)
     p->n++;
 }
 
+/* dbfs_param_i2 -- append an int2 parameter. Cannot fail. */
 void dbfs_param_i2(dbfs_params *p, int16_t v)
 {
     dbfs_param_fixed(p, (uint16_t)v, 2);
 }
 
+/* dbfs_param_i4 -- append an int4 parameter. Cannot fail. */
 void dbfs_param_i4(dbfs_params *p, int32_t v)
 {
     dbfs_param_fixed(p, (uint32_t)v, 4);
 }
 
+/* dbfs_param_i8 -- append an int8 parameter. Cannot fail. */
 void dbfs_param_i8(dbfs_params *p, int64_t v)
 {
     dbfs_param_fixed(p, (uint64_t)v, 8);
 }
 
+/* dbfs_param_bool -- append a bool parameter. Cannot fail. */
 void dbfs_param_bool(dbfs_params *p, bool v)
 {
     dbfs_param_fixed(p, v ? 1 : 0, 1);
 }
 
+/* dbfs_param_null -- append a NULL parameter. Cannot fail. */
 void dbfs_param_null(dbfs_params *p)
 {
     assert(p->n < DBFS_PARAMS_MAX);
@@ -87,6 +92,8 @@ void dbfs_param_null(dbfs_params *p)
     p->n++;
 }
 
+/* dbfs_param_bytes -- append a bytea (or text) parameter pointing at data,
+ * which the caller keeps valid until the statement is sent. Cannot fail. */
 void dbfs_param_bytes(dbfs_params *p, const void *data, size_t len)
 {
     assert(p->n < DBFS_PARAMS_MAX && len <= INT32_MAX);
@@ -96,6 +103,8 @@ void dbfs_param_bytes(dbfs_params *p, const void *data, size_t len)
     p->n++;
 }
 
+/* dbfs_param_cred -- append uid, gid and the groups array (int8[] in the
+ * array binary format, built inside p). Cannot fail. */
 void dbfs_param_cred(dbfs_params *p, const dbfs_cred *cred)
 {
     uint32_t n = cred->ngroups < DBFS_NGROUPS_MAX ? cred->ngroups : DBFS_NGROUPS_MAX;
@@ -137,16 +146,19 @@ static uint64_t dbfs_get_fixed(const PGresult *r, int row, int col, int width)
     return dbfs_take_be((const unsigned char *)PQgetvalue(r, row, col), width);
 }
 
+/* dbfs_get_i2 -- an int2 column (0 for NULL). Cannot fail. */
 int16_t dbfs_get_i2(const PGresult *r, int row, int col)
 {
     return (int16_t)(uint16_t)dbfs_get_fixed(r, row, col, 2);
 }
 
+/* dbfs_get_i4 -- an int4 column (0 for NULL). Cannot fail. */
 int32_t dbfs_get_i4(const PGresult *r, int row, int col)
 {
     return (int32_t)(uint32_t)dbfs_get_fixed(r, row, col, 4);
 }
 
+/* dbfs_get_i8 -- an int8 column (0 for NULL). Cannot fail. */
 int64_t dbfs_get_i8(const PGresult *r, int row, int col)
 {
     return (int64_t)dbfs_get_fixed(r, row, col, 8);
@@ -259,12 +271,13 @@ int dbfs_name_check(const char *name, int if_empty)
     return 0;
 }
 
-/* dbfs_name_is_dot, dbfs_name_is_dotdot -- is name "." ("..")? */
+/* dbfs_name_is_dot -- is name "."? Cannot fail. */
 bool dbfs_name_is_dot(const char *name)
 {
     return strcmp(name, ".") == 0;
 }
 
+/* dbfs_name_is_dotdot -- is name ".."? Cannot fail. */
 bool dbfs_name_is_dotdot(const char *name)
 {
     return strcmp(name, "..") == 0;
