@@ -44,7 +44,7 @@
  * NOTES
  *   Key: 8 bytes of directory inode, then the name's bytes (no NUL).
  *   Value: cache_name_val. Charge 1 per entry (the bound is in entries; a
- *   name is at most DBFS_NAME_MAX bytes, so the memory per entry is
+ *   name is at most CACHE_NAME_MAX bytes, so the memory per entry is
  *   bounded too).
  */
 #include <errno.h>
@@ -52,7 +52,6 @@
 #include <string.h>
 
 #include "cache_name.h"
-#include "dbfs.h"
 
 #define CACHE_NAME_SHARDS 64
 
@@ -66,11 +65,11 @@ typedef struct {
     uint64_t ino;
 } cache_name_val;
 
-/* Build the key of (dir, name) into buf (8 + DBFS_NAME_MAX bytes); returns
+/* Build the key of (dir, name) into buf (8 + CACHE_NAME_MAX bytes); returns
  * its length, or 0 for a name the cache does not hold. */
 static size_t cache_name_key(unsigned char *buf, uint64_t dir, const char *name, size_t len)
 {
-    if (len == 0 || len > DBFS_NAME_MAX || (len == 1 && name[0] == '.') ||
+    if (len == 0 || len > CACHE_NAME_MAX || (len == 1 && name[0] == '.') ||
         (len == 2 && name[0] == '.' && name[1] == '.'))
         return 0;
     memcpy(buf, &dir, sizeof dir);
@@ -121,7 +120,7 @@ void cache_name_free(cache_name *n)
 cache_name_result cache_name_get(cache_name *n, uint64_t dir, const char *name, size_t len,
                                  uint64_t *ino, uint32_t *gen)
 {
-    unsigned char key[sizeof(uint64_t) + DBFS_NAME_MAX];
+    unsigned char key[sizeof(uint64_t) + CACHE_NAME_MAX];
     size_t klen = cache_name_key(key, dir, name, len);
     cache_name_val v;
 
@@ -160,7 +159,7 @@ static void cache_name_val_set(cache_name_val *v, bool found, uint64_t ino, uint
 int cache_name_fill(cache_name *n, cache_lru_ticket t, uint64_t dir, const char *name, size_t len,
                     bool found, uint64_t ino, uint32_t gen)
 {
-    unsigned char key[sizeof(uint64_t) + DBFS_NAME_MAX];
+    unsigned char key[sizeof(uint64_t) + CACHE_NAME_MAX];
     size_t klen = cache_name_key(key, dir, name, len);
     cache_name_val v;
 
@@ -185,7 +184,7 @@ void cache_name_mut_begin(cache_name *n, cache_lru_mut *m, const uint64_t *dirs,
 int cache_name_store(cache_name *n, const cache_lru_mut *m, uint64_t dir, const char *name,
                      size_t len, bool found, uint64_t ino, uint32_t gen)
 {
-    unsigned char key[sizeof(uint64_t) + DBFS_NAME_MAX];
+    unsigned char key[sizeof(uint64_t) + CACHE_NAME_MAX];
     size_t klen = cache_name_key(key, dir, name, len);
     cache_name_val v;
 
@@ -208,7 +207,7 @@ void cache_name_mut_end(cache_name *n, cache_lru_mut *m)
  */
 void cache_name_forget(cache_name *n, uint64_t dir, const char *name, size_t len)
 {
-    unsigned char key[sizeof(uint64_t) + DBFS_NAME_MAX];
+    unsigned char key[sizeof(uint64_t) + CACHE_NAME_MAX];
     size_t klen = cache_name_key(key, dir, name, len);
 
     if (klen != 0)

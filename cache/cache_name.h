@@ -10,7 +10,8 @@
  *   and ask the database for ".."): a directory's ".." changes when it is
  *   renamed, which is a mutation of other directories.
  *
- *   Names are byte strings of 1 .. DBFS_NAME_MAX bytes, copied in.
+ *   Names are byte strings of 1 .. CACHE_NAME_MAX bytes, copied in; a
+ *   longer one is never cached.
  */
 #ifndef PGNFS_CACHE_NAME_H
 #define PGNFS_CACHE_NAME_H
@@ -20,6 +21,9 @@
 #include <stdint.h>
 
 #include "cache_lru.h"
+
+/* The longest name an entry may hold, in bytes (NFS's and POSIX's 255). */
+#define CACHE_NAME_MAX 255
 
 typedef struct cache_name cache_name;
 

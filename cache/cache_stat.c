@@ -15,11 +15,13 @@
  * not exist and never will again.
  *
  * NOTES
- *   Key: the inode number (8 bytes). Value: cache_stat_val, copied in and
- *   out. Charge 1 per entry: the bound is in entries. 64 shards, so
- *   threads on different inodes rarely meet on a lock.
+ *   Key: the inode number (8 bytes). Value: cache_stat_val, its header and
+ *   the caller's val_size bytes, copied in and out. Charge 1 per entry: the
+ *   bound is in entries. 64 shards, so threads on different inodes rarely
+ *   meet on a lock.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,12 +31,18 @@
 
 struct cache_stat {
     cache_lru *lru;
+    size_t val_size; /* the caller's bytes per value */
 };
 
+/* An entry's value: the header, then the caller's bytes (gone: none). */
 typedef struct {
     bool gone;
-    dbfs_attr attr; /* gone: only ino and gen are meaningful */
+    uint32_t gen;
+    uint64_t change;
+    unsigned char val[CACHE_STAT_VAL_MAX];
 } cache_stat_val;
+
+#define CACHE_STAT_HDR offsetof(cache_stat_val, val)
 
 /* The keep rule: gone is final; otherwise never go back in change. */
 static bool cache_stat_keep(const void *old_val, size_t old_len, const void *new_val,
@@ -42,32 +50,54 @@ static bool cache_stat_keep(const void *old_val, size_t old_len, const void *new
 {
     cache_stat_val o, n;
 
-    if (old_len != sizeof o || new_len != sizeof n)
+    if (old_len < CACHE_STAT_HDR || new_len < CACHE_STAT_HDR)
         return false;
-    memcpy(&o, old_val, sizeof o);
-    memcpy(&n, new_val, sizeof n);
+    memcpy(&o, old_val, CACHE_STAT_HDR);
+    memcpy(&n, new_val, CACHE_STAT_HDR);
     if (o.gone)
-        return o.attr.gen == n.attr.gen;
-    return !n.gone && o.attr.gen == n.attr.gen && o.attr.change > n.attr.change;
+        return o.gen == n.gen;
+    return !n.gone && o.gen == n.gen && o.change > n.change;
+}
+
+/* The value of a present entry for id (the caller's bytes copied in);
+ * returns its length. */
+static size_t cache_stat_present(const cache_stat *s, cache_stat_id id, const void *val,
+                                 cache_stat_val *v)
+{
+    memset(v, 0, CACHE_STAT_HDR);
+    v->gen = id.gen;
+    v->change = id.change;
+    memcpy(v->val, val, s->val_size);
+    return CACHE_STAT_HDR + s->val_size;
+}
+
+/* The value of a gone entry of generation gen; returns its length. */
+static size_t cache_stat_gone(uint32_t gen, cache_stat_val *v)
+{
+    memset(v, 0, CACHE_STAT_HDR);
+    v->gone = true;
+    v->gen = gen;
+    return CACHE_STAT_HDR;
 }
 
 /*
  * cache_stat_new -- see cache_stat.h.
  */
-int cache_stat_new(size_t entries, cache_stat **out)
+int cache_stat_new(size_t entries, size_t val_size, cache_stat **out)
 {
     cache_lru_opts o = {.capacity = entries, .shards = CACHE_STAT_SHARDS, .keep = cache_stat_keep};
     cache_stat *s;
     int rc;
 
     *out = NULL;
-    if (entries == 0)
+    if (entries == 0 || val_size == 0 || val_size > CACHE_STAT_VAL_MAX)
         return -EINVAL;
     if (entries < CACHE_STAT_SHARDS)
         o.shards = 1;
     s = calloc(1, sizeof *s);
     if (!s)
         return -ENOMEM;
+    s->val_size = val_size;
     rc = cache_lru_new(&o, &s->lru);
     if (rc != 0) {
         free(s);
@@ -91,19 +121,21 @@ void cache_stat_free(cache_stat *s)
 /*
  * cache_stat_get -- see cache_stat.h.
  */
-int cache_stat_get(cache_stat *s, uint64_t ino, uint32_t gen, dbfs_attr *out)
+int cache_stat_get(cache_stat *s, uint64_t ino, uint32_t gen, void *out)
 {
     cache_stat_val v;
     long n = cache_lru_get(s->lru, &ino, sizeof ino, &v, sizeof v);
 
-    if (n != (long)sizeof v)
+    if (n < (long)CACHE_STAT_HDR)
         return -ENOENT;
-    if (v.attr.gen != gen)
+    if (v.gen != gen)
         return v.gone ? -ENOENT : -ESTALE; /* gone says nothing of other generations */
     if (v.gone)
         return -ESTALE;
+    if (n != (long)(CACHE_STAT_HDR + s->val_size))
+        return -ENOENT;
     if (out)
-        *out = v.attr;
+        memcpy(out, v.val, s->val_size);
     return 0;
 }
 
@@ -118,13 +150,12 @@ cache_lru_ticket cache_stat_ticket(cache_stat *s)
 /*
  * cache_stat_fill -- see cache_stat.h.
  */
-int cache_stat_fill(cache_stat *s, cache_lru_ticket t, const dbfs_attr *a)
+int cache_stat_fill(cache_stat *s, cache_lru_ticket t, cache_stat_id id, const void *val)
 {
     cache_stat_val v;
+    size_t len = cache_stat_present(s, id, val, &v);
 
-    memset(&v, 0, sizeof v);
-    v.attr = *a;
-    return cache_lru_fill(s->lru, t, a->ino, &a->ino, sizeof a->ino, &v, sizeof v, 1);
+    return cache_lru_fill(s->lru, t, id.ino, &id.ino, sizeof id.ino, &v, len, 1);
 }
 
 /*
@@ -134,13 +165,10 @@ int cache_stat_fill(cache_stat *s, cache_lru_ticket t, const dbfs_attr *a)
 int cache_stat_fill_gone(cache_stat *s, cache_lru_ticket t, uint64_t ino, uint32_t gen)
 {
     cache_stat_val v;
+    size_t len = cache_stat_gone(gen, &v);
 
     (void)t;
-    memset(&v, 0, sizeof v);
-    v.gone = true;
-    v.attr.ino = ino;
-    v.attr.gen = gen;
-    return cache_lru_force(s->lru, &ino, sizeof ino, &v, sizeof v, 1);
+    return cache_lru_force(s->lru, &ino, sizeof ino, &v, len, 1);
 }
 
 /*
@@ -154,13 +182,12 @@ void cache_stat_mut_begin(cache_stat *s, cache_lru_mut *m, const uint64_t *inos,
 /*
  * cache_stat_store -- see cache_stat.h.
  */
-int cache_stat_store(cache_stat *s, const cache_lru_mut *m, const dbfs_attr *a)
+int cache_stat_store(cache_stat *s, const cache_lru_mut *m, cache_stat_id id, const void *val)
 {
     cache_stat_val v;
+    size_t len = cache_stat_present(s, id, val, &v);
 
-    memset(&v, 0, sizeof v);
-    v.attr = *a;
-    return cache_lru_store(s->lru, m, a->ino, &a->ino, sizeof a->ino, &v, sizeof v, 1);
+    return cache_lru_store(s->lru, m, id.ino, &id.ino, sizeof id.ino, &v, len, 1);
 }
 
 /*
@@ -181,11 +208,9 @@ void cache_stat_victim(cache_stat *s, uint64_t ino, uint32_t gen, bool gone)
     cache_lru_mut_begin(s->lru, &m, &ino, 1);
     if (gone) {
         cache_stat_val v;
-        memset(&v, 0, sizeof v);
-        v.gone = true;
-        v.attr.ino = ino;
-        v.attr.gen = gen;
-        if (cache_lru_force(s->lru, &ino, sizeof ino, &v, sizeof v, 1) != 0)
+        size_t len = cache_stat_gone(gen, &v);
+
+        if (cache_lru_force(s->lru, &ino, sizeof ino, &v, len, 1) != 0)
             cache_lru_remove(s->lru, &ino, sizeof ino);
     } else {
         cache_lru_remove(s->lru, &ino, sizeof ino);

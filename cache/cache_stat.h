@@ -1,8 +1,13 @@
 /*
- * cache_stat.h -- the stat cache: inode -> attributes (dbfs_attr), or the
- * knowledge that an (inode, generation) is gone. A typed layer over
- * cache_lru (cache_lru.h explains the fill/mutation protocol every caller
- * follows; the guard of an entry is its inode number).
+ * cache_stat.h -- the stat cache: inode -> attributes, or the knowledge
+ * that an (inode, generation) is gone. A typed layer over cache_lru
+ * (cache_lru.h explains the fill/mutation protocol every caller follows;
+ * the guard of an entry is its inode number).
+ *
+ * The cache knows three things of a file: its inode number, its
+ * generation and its change counter (a number that grows with every
+ * change). The attributes themselves are the caller's bytes, of one fixed
+ * size chosen when the cache is made, copied in and out whole.
  *
  * NOTES
  *   "Gone" entries: inode numbers come from a sequence and are never
@@ -22,35 +27,47 @@
 #include <stdint.h>
 
 #include "cache_lru.h"
-#include "dbfs.h"
+
+/* The largest attribute value an entry may hold (bytes). */
+#define CACHE_STAT_VAL_MAX 256
 
 typedef struct cache_stat cache_stat;
 
 /*
- * cache_stat_new -- a stat cache of at most `entries` entries (> 0).
- * Returns 0 and *out, -EINVAL or -ENOMEM.
+ * cache_stat_new -- a stat cache of at most `entries` entries (> 0) whose
+ * values are val_size bytes (1 .. CACHE_STAT_VAL_MAX). Returns 0 and
+ * *out, -EINVAL or -ENOMEM.
  */
-int cache_stat_new(size_t entries, cache_stat **out);
+int cache_stat_new(size_t entries, size_t val_size, cache_stat **out);
 /* cache_stat_free -- free it (NULL is fine). */
 void cache_stat_free(cache_stat *s);
 
+/* Which file a value describes, and how new it is. */
+typedef struct {
+    uint64_t ino;
+    uint32_t gen;
+    uint64_t change;
+} cache_stat_id;
+
 /*
- * cache_stat_get -- the attributes of (ino, gen). Returns 0 and *out (a
- * hit), -ESTALE (known gone, or the inode has another generation), or
- * -ENOENT (not cached: a miss). Counts a hit or a miss.
+ * cache_stat_get -- the value of (ino, gen) into out (val_size bytes; NULL:
+ * not wanted). Returns 0 (a hit), -ESTALE (known gone, or the inode has
+ * another generation), or -ENOENT (not cached: a miss). Counts a hit or a
+ * miss.
  */
-int cache_stat_get(cache_stat *s, uint64_t ino, uint32_t gen, dbfs_attr *out);
+int cache_stat_get(cache_stat *s, uint64_t ino, uint32_t gen, void *out);
 
 /* Reader side (cache_lru_fill): take the ticket before reading the
- * database; fill with what was read. Results as cache_lru_fill's. */
+ * database; fill with what was read (val: val_size bytes). Results as
+ * cache_lru_fill's. */
 cache_lru_ticket cache_stat_ticket(cache_stat *s);
-int cache_stat_fill(cache_stat *s, cache_lru_ticket t, const dbfs_attr *a);
+int cache_stat_fill(cache_stat *s, cache_lru_ticket t, cache_stat_id id, const void *val);
 int cache_stat_fill_gone(cache_stat *s, cache_lru_ticket t, uint64_t ino, uint32_t gen);
 
 /* Writer side: begin on the inodes the mutation will change (known
  * before it runs), store what it committed, end. */
 void cache_stat_mut_begin(cache_stat *s, cache_lru_mut *m, const uint64_t *inos, unsigned n);
-int cache_stat_store(cache_stat *s, const cache_lru_mut *m, const dbfs_attr *a);
+int cache_stat_store(cache_stat *s, const cache_lru_mut *m, cache_stat_id id, const void *val);
 void cache_stat_mut_end(cache_stat *s, cache_lru_mut *m);
 
 /*

@@ -90,9 +90,11 @@ struct cache_wb {
     atomic_size_t bytes;
     atomic_uint_fast64_t files;
     atomic_uint_fast64_t writes, refused, flushes, flushed_bytes, errors;
+    atomic_uint_fast64_t waiting; /* takes waiting for a flush in flight */
     wb_shard shard[CACHE_WB_SHARDS];
 };
 
+/* cache_wb_now_us -- see cache_wb.h: the monotonic clock in microseconds. */
 int64_t cache_wb_now_us(void)
 {
     struct timespec ts;
@@ -424,7 +426,9 @@ cache_wb_taken *cache_wb_take(cache_wb *wb, uint64_t ino)
         f = g_hash_table_lookup(sh->files, &ino);
         if (!f || !f->flushing)
             break;
+        atomic_fetch_add(&wb->waiting, 1);
         pthread_cond_wait(&sh->idle, &sh->lock);
+        atomic_fetch_sub(&wb->waiting, 1);
     }
     if (!f || !f->head)
         goto out;
@@ -455,22 +459,26 @@ out:
     return t;
 }
 
+/* cache_wb_taken_pieces -- see cache_wb.h. */
 const cache_wb_piece *cache_wb_taken_pieces(const cache_wb_taken *t, size_t *n)
 {
     *n = t->npieces;
     return t->pieces;
 }
 
+/* cache_wb_taken_gen -- see cache_wb.h. */
 uint32_t cache_wb_taken_gen(const cache_wb_taken *t)
 {
     return t->gen;
 }
 
+/* cache_wb_taken_mtime -- see cache_wb.h. */
 int64_t cache_wb_taken_mtime(const cache_wb_taken *t)
 {
     return t->mtime;
 }
 
+/* cache_wb_taken_bytes -- see cache_wb.h. */
 uint64_t cache_wb_taken_bytes(const cache_wb_taken *t)
 {
     return t->bytes;
@@ -637,6 +645,7 @@ void cache_wb_get_stats(cache_wb *wb, cache_wb_stats *out)
     out->flushes = atomic_load(&wb->flushes);
     out->flushed_bytes = atomic_load(&wb->flushed_bytes);
     out->errors = atomic_load(&wb->errors);
+    out->waiting = atomic_load(&wb->waiting);
     for (unsigned i = 0; i < CACHE_WB_SHARDS && out->files > 0; i++) {
         wb_shard *sh = &wb->shard[i];
         GHashTableIter it;

@@ -83,6 +83,7 @@ typedef struct {
     uint64_t flushes;       /* flushes done, any outcome */
     uint64_t flushed_bytes; /* file bytes stored by flushes */
     uint64_t errors;        /* flushes that ended with a permanent error */
+    uint64_t waiting;       /* cache_wb_take calls waiting for a flush in flight */
     int64_t oldest_age_us;  /* age of the oldest data held; 0 = none */
 } cache_wb_stats;
 

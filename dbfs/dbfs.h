@@ -28,6 +28,9 @@
  *                    retry; NFS answers JUKEBOX
  *     -EIO           anything else; the SQLSTATE and statement name are logged
  *     -EBADMSG       (setattr only) the guard ctime did not match: NOT_SYNC
+ *   Database errors are classified the same way on every call, the admin
+ *   calls (mkfs, open, du, find, fsck) included: by SQLSTATE, in one place
+ *   (dbfs/dbfs_err.h holds the table).
  *
  *   Transactions: each call is one PostgreSQL transaction (or none, for reads
  *   that need a single statement). A mutating call happens whole or not at
@@ -230,7 +233,8 @@ typedef struct {
  * dbfs_mkfs -- create a file system in the database `conninfo` names.
  * Applies every schema file in one transaction and creates the root.
  * Returns 0, -EEXIST if a file system is there and !opts->force, -EINVAL
- * for bad options, or -EIO/-EAGAIN with a log line saying why.
+ * for bad options, or another errno of the classifier (dbfs_err.h's
+ * table: -EAGAIN, -ENOSPC, -EIO with a log line saying why).
  */
 int dbfs_mkfs(const char *conninfo, const dbfs_mkfs_opts *opts);
 
@@ -238,7 +242,7 @@ int dbfs_mkfs(const char *conninfo, const dbfs_mkfs_opts *opts);
  * dbfs_open -- attach to an existing file system: reads its facts, and
  * upgrades the schema if it is older than this build's. Returns 0 and
  * *out, or -ENOENT (no file system: run mkfs), -EPROTO (schema newer than
- * this build), -EAGAIN (database unreachable), -EIO.
+ * this build), -EAGAIN (database unreachable), -ENOSPC, -EIO.
  */
 int dbfs_open(const dbfs_config *cfg, dbfs **out);
 void dbfs_close(dbfs *fs);
@@ -348,8 +352,9 @@ void dbfs_dirents_free(dbfs_dirent *entries, size_t n);
 /*
  * dbfs_read -- read up to count bytes at off into buf (caller's, at least
  * count bytes). Holes read as zeros. *nread may be short only at end of
- * file; *eof says whether off + *nread reached the end. Needs read
- * permission (the owner always may, as NFS servers allow).
+ * file; *eof says whether off + *nread reached the end. Needs read or
+ * execute permission (a client runs a program by reading it; RFC 1813
+ * 4.4), and the owner always may, as Linux knfsd allows.
  */
 int dbfs_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, uint32_t count,
               void *buf, uint32_t *nread, bool *eof, dbfs_attr_opt *attr);
@@ -419,7 +424,8 @@ void dbfs_admin_close(dbfs_admin *a);
  * dbfs_admin_resolve -- the inode and type of an absolute path ("/",
  * "/a/b"; empty components and "." are skipped, ".." is refused) walked
  * from the root. Returns 0, -ENOENT, -ENOTDIR (a component that is not a
- * directory), -EINVAL (".."), or -EIO/-EAGAIN.
+ * directory), -EINVAL (".."), or a database error (-EAGAIN, -ENOSPC,
+ * -EIO: classified as every call's, see the top of this file).
  */
 int dbfs_admin_resolve(dbfs_admin *a, const char *path, uint64_t *ino, dbfs_type *type);
 
@@ -452,7 +458,7 @@ typedef struct {
  * dbfs_admin_find -- every entry under start (itself included) that
  * matches q, in path order, to cb; a nonzero return of cb stops the walk
  * (the query is cancelled) and is returned. Returns 0, cb's value, or
- * -EIO/-EAGAIN (logged).
+ * a database error (-EAGAIN, -ENOSPC, -EIO; logged).
  */
 int dbfs_admin_find(dbfs_admin *a, uint64_t start, const dbfs_find_query *q,
                     int (*cb)(const dbfs_find_entry *e, void *arg), void *arg);
@@ -472,7 +478,7 @@ typedef struct {
  * dbfs_admin_du -- the disk usage of start and of every directory beneath
  * it down to maxdepth, children before their parent, to cb (a nonzero
  * return stops the walk and is returned). Returns 0, cb's value, or
- * -EIO/-EAGAIN (logged).
+ * a database error (-EAGAIN, -ENOSPC, -EIO; logged).
  */
 int dbfs_admin_du(dbfs_admin *a, uint64_t start, unsigned maxdepth,
                   int (*cb)(const dbfs_du_entry *e, void *arg), void *arg);
@@ -532,9 +538,10 @@ typedef struct {
  * dbfs_fsck -- check (and with opts->repair, repair) the file system fs,
  * on a connection of its own. When the root directory is missing or not a
  * directory, nothing is repaired. Returns 0 with *out filled (problems are
- * not errors: see out), or -EAGAIN (database unreachable or lost) / -EIO
- * (a check failed in the database; logged with its SQLSTATE) with *out
- * holding what was counted so far.
+ * not errors: see out), or -EAGAIN (database unreachable or lost, or a
+ * check kept meeting writers) / -ENOSPC / -EIO (a check failed in the
+ * database; logged with its SQLSTATE) with *out holding what was counted
+ * so far.
  */
 int dbfs_fsck(dbfs *fs, const dbfs_fsck_opts *opts, dbfs_fsck_report *out);
 

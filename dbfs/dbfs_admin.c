@@ -3,21 +3,22 @@
  * database in one query each (recursive CTEs over naming and fileatt)
  * instead of by walking the file system: `pgnfs du` and `pgnfs find`.
  *
- * A dbfs_admin is a plain connection (no pipeline mode) that prepares the
- * statements it uses on first use (DBFS_ST_ADMIN_*, dbfs_sql.c). The walks
- * run in libpq's single-row mode: rows reach the callback as the server
- * produces them, so a tree of millions of entries needs no memory here;
- * a callback that stops early cancels the query and drains the rest.
+ * A dbfs_admin is a session (dbfs_conn.h) that prepares the statements it
+ * uses on first use (DBFS_ST_ADMIN_*, dbfs_sql.c). The walks are streams
+ * (dbfs_stream): rows reach the callback as the server produces them, so
+ * a tree of millions of entries needs no memory here; a callback that
+ * stops early cancels the query and drains the rest.
  *
  *   open --dbfs_admin_open: connect, is there a file system?--> ready
  *   ready --resolve / find / du (one statement at a time)--> ready
  *   ready --dbfs_admin_close--> (gone)
  *
  * NOTES
- *   Errors: a lost connection is -EAGAIN, anything else the database
- *   reports is -EIO, logged with its SQLSTATE and the statement's name
- *   (these commands run outside the server: there is nothing to retry and
- *   no status to map). Every PGresult is cleared where it is taken.
+ *   Errors: as dbfs_err.h's table says, like every dbfs path: a lost
+ *   connection is -EAGAIN (and the session is reset for the next call),
+ *   serialization failures run the statement again (bounded), 53100 is
+ *   -ENOSPC, the rest -EIO logged with its SQLSTATE and the statement's
+ *   name. Every PGresult is cleared where it is taken.
  *   Paths in results are bytes (names may be any bytes but '/' and NUL).
  */
 #include <errno.h>
@@ -26,131 +27,21 @@
 
 #include <glib.h>
 
-#include "dbfs_int.h"
+#include "dbfs_conn.h"
 
 struct dbfs_admin {
-    PGconn *pg;
-    bool prepared[DBFS_ST_COUNT];
+    dbfs_conn *c; /* a session (dbfs_conn.h) */
 };
 
 /* A deep tree stops here: a damaged one with a cycle must not recurse forever. */
 #define DBFS_ADMIN_DEPTH_MAX 4096
 
-static void dbfs_admin_notice(void *arg, const char *msg)
-{
-    (void)arg;
-    g_debug("database notice: %.*s", (int)strcspn(msg, "\n"), msg);
-}
-
-/* Log a failed statement; -EAGAIN when the connection is gone, else -EIO. */
-static int dbfs_admin_fail(dbfs_admin *a, const PGresult *r, dbfs_stmt id)
-{
-    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
-    const char *msg = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-
-    if (PQstatus(a->pg) != CONNECTION_OK) {
-        const char *m = PQerrorMessage(a->pg);
-        g_warning("%s: lost the database connection: %.*s", dbfs_stmts[id].name,
-                  (int)strcspn(m, "\n"), m);
-        return -EAGAIN;
-    }
-    g_warning("%s failed: SQLSTATE %s: %s", dbfs_stmts[id].name, state ? state : "none",
-              msg ? msg : PQerrorMessage(a->pg));
-    return -EIO;
-}
-
-/* Prepare statement id on this connection once. */
-static int dbfs_admin_prepare(dbfs_admin *a, dbfs_stmt id)
-{
-    PGresult *r;
-    int rc = 0;
-
-    if (a->prepared[id])
-        return 0;
-    r = PQprepare(a->pg, dbfs_stmts[id].name, dbfs_stmts[id].sql, 0, NULL);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK)
-        rc = dbfs_admin_fail(a, r, id);
-    else
-        a->prepared[id] = true;
-    PQclear(r);
-    return rc;
-}
-
-/* Run statement id to completion; *res (caller clears) on success. */
-static int dbfs_admin_exec(dbfs_admin *a, dbfs_stmt id, const dbfs_params *p, PGresult **res)
-{
-    PGresult *r;
-    int rc;
-
-    *res = NULL;
-    if ((rc = dbfs_admin_prepare(a, id)) != 0)
-        return rc;
-    r = PQexecPrepared(a->pg, dbfs_stmts[id].name, p ? p->n : 0, p ? p->values : NULL,
-                       p ? p->lengths : NULL, p ? p->formats : NULL, 1);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK && PQresultStatus(r) != PGRES_COMMAND_OK) {
-        rc = dbfs_admin_fail(a, r, id);
-        PQclear(r);
-        return rc;
-    }
-    *res = r;
-    return 0;
-}
-
-/* A row of a streamed statement, to the walk's own callback. */
-typedef int (*dbfs_admin_row_fn)(const PGresult *r, int row, void *arg);
-
-/* Ask the server to stop the running query (its end is drained anyway). */
-static void dbfs_admin_cancel(dbfs_admin *a)
-{
-    PGcancel *cancel = PQgetCancel(a->pg);
-    char errbuf[256];
-
-    if (cancel) {
-        if (!PQcancel(cancel, errbuf, sizeof errbuf))
-            g_debug("cancel request failed: %s", errbuf);
-        PQfreeCancel(cancel);
-    }
-}
-
 /*
- * Run statement id in single-row mode, each row to fn. A nonzero return
- * of fn cancels the query; the rest is drained and fn's value returned.
+ * dbfs_admin_open -- see dbfs.h. One round trip after connecting: is
+ * there a file system (DBFS_ST_ADM_EXISTS)?
  */
-static int dbfs_admin_stream(dbfs_admin *a, dbfs_stmt id, const dbfs_params *p,
-                             dbfs_admin_row_fn fn, void *arg)
-{
-    PGresult *r;
-    int rc, stop = 0;
-
-    if ((rc = dbfs_admin_prepare(a, id)) != 0)
-        return rc;
-    if (!PQsendQueryPrepared(a->pg, dbfs_stmts[id].name, p->n, p->values, p->lengths, p->formats,
-                             1))
-        return dbfs_admin_fail(a, NULL, id);
-    if (!PQsetSingleRowMode(a->pg))
-        g_debug("%s: single-row mode refused: rows arrive at once", dbfs_stmts[id].name);
-    while ((r = PQgetResult(a->pg)) != NULL) {
-        ExecStatusType st = PQresultStatus(r);
-        if (st == PGRES_SINGLE_TUPLE || st == PGRES_TUPLES_OK) {
-            /* One row each in single-row mode; the final TUPLES_OK has none
-             * (or all of them, if single-row mode was refused). */
-            for (int row = 0; row < PQntuples(r) && !stop && rc == 0; row++) {
-                stop = fn(r, row, arg);
-                if (stop)
-                    dbfs_admin_cancel(a);
-            }
-        } else if (rc == 0 && !stop) {
-            rc = dbfs_admin_fail(a, r, id);
-        }
-        PQclear(r);
-    }
-    return stop ? stop : rc;
-}
-
 int dbfs_admin_open(const char *conninfo, dbfs_admin **out)
 {
-    const char *const keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
-    const char *const vals[] = {"10", "pgnfs-admin", conninfo, NULL};
     dbfs_admin *a = calloc(1, sizeof *a);
     PGresult *r = NULL;
     int rc;
@@ -158,15 +49,10 @@ int dbfs_admin_open(const char *conninfo, dbfs_admin **out)
     *out = NULL;
     if (!a)
         return -ENOMEM;
-    a->pg = PQconnectdbParams(keys, vals, 1);
-    if (!a->pg || PQstatus(a->pg) != CONNECTION_OK) {
-        const char *m = a->pg ? PQerrorMessage(a->pg) : "out of memory";
-        g_warning("cannot connect to the database: %.*s", (int)strcspn(m, "\n"), m);
-        rc = -EAGAIN;
+    rc = dbfs_session_open(conninfo, "pgnfs-admin", &a->c);
+    if (rc != 0)
         goto err;
-    }
-    PQsetNoticeProcessor(a->pg, dbfs_admin_notice, NULL);
-    rc = dbfs_admin_exec(a, DBFS_ST_ADM_EXISTS, NULL, &r);
+    rc = dbfs_exec(a->c, DBFS_ST_ADM_EXISTS, NULL, &r);
     if (rc != 0)
         goto err;
     if (PQntuples(r) != 1 || PQgetlength(r, 0, 0) != 1 || PQgetvalue(r, 0, 0)[0] == 0) {
@@ -182,14 +68,16 @@ err:
     return rc;
 }
 
+/* dbfs_admin_close -- see dbfs.h (NULL is ignored). */
 void dbfs_admin_close(dbfs_admin *a)
 {
     if (!a)
         return;
-    PQfinish(a->pg);
+    dbfs_conn_close(a->c);
     free(a);
 }
 
+/* dbfs_admin_resolve -- see dbfs.h. One round trip per component. */
 int dbfs_admin_resolve(dbfs_admin *a, const char *path, uint64_t *ino, dbfs_type *type)
 {
     uint64_t cur = DBFS_ROOT_INO;
@@ -220,7 +108,7 @@ int dbfs_admin_resolve(dbfs_admin *a, const char *path, uint64_t *ino, dbfs_type
         dbfs_params_init(&prm);
         dbfs_param_i8(&prm, (int64_t)cur);
         dbfs_param_bytes(&prm, p, n);
-        rc = dbfs_admin_exec(a, DBFS_ST_ADMIN_LOOKUP, &prm, &r);
+        rc = dbfs_exec(a->c, DBFS_ST_ADMIN_LOOKUP, &prm, &r);
         if (rc != 0)
             return rc;
         if (PQntuples(r) != 1) {
@@ -262,6 +150,7 @@ static int dbfs_find_row(const PGresult *r, int row, void *arg)
     return w->cb(&e, w->arg);
 }
 
+/* dbfs_admin_find -- see dbfs.h: one streamed statement (a recursive CTE). */
 int dbfs_admin_find(dbfs_admin *a, uint64_t start, const dbfs_find_query *q,
                     int (*cb)(const dbfs_find_entry *e, void *arg), void *arg)
 {
@@ -285,7 +174,7 @@ int dbfs_admin_find(dbfs_admin *a, uint64_t start, const dbfs_find_query *q,
     dbfs_param_i8(&p, (int64_t)q->size_n);
     dbfs_param_i8(&p, q->uid);
     dbfs_param_i8(&p, q->gid);
-    return dbfs_admin_stream(a, DBFS_ST_ADMIN_FIND, &p, dbfs_find_row, &w);
+    return dbfs_stream(a->c, DBFS_ST_ADMIN_FIND, &p, dbfs_find_row, &w);
 }
 
 typedef struct {
@@ -308,6 +197,7 @@ static int dbfs_du_row(const PGresult *r, int row, void *arg)
     return w->cb(&e, w->arg);
 }
 
+/* dbfs_admin_du -- see dbfs.h: one streamed statement (a recursive CTE). */
 int dbfs_admin_du(dbfs_admin *a, uint64_t start, unsigned maxdepth,
                   int (*cb)(const dbfs_du_entry *e, void *arg), void *arg)
 {
@@ -318,5 +208,5 @@ int dbfs_admin_du(dbfs_admin *a, uint64_t start, unsigned maxdepth,
     dbfs_param_i8(&p, (int64_t)start);
     dbfs_param_i4(&p, (int32_t)(maxdepth < DBFS_ADMIN_DEPTH_MAX ? maxdepth : DBFS_ADMIN_DEPTH_MAX));
     dbfs_param_i4(&p, DBFS_ADMIN_DEPTH_MAX);
-    return dbfs_admin_stream(a, DBFS_ST_ADMIN_DU, &p, dbfs_du_row, &w);
+    return dbfs_stream(a->c, DBFS_ST_ADMIN_DU, &p, dbfs_du_row, &w);
 }

@@ -20,7 +20,10 @@
 
 #include <glib.h>
 
-#include "dbfs_int.h"
+#include "dbfs_cache.h"
+#include "dbfs_fetch.h"
+#include "dbfs_perm.h"
+#include "dbfs_wb.h"
 
 /* What FSSTAT reports as free when it cannot know (no space_path for
  * bytes; always for files, which only the database's size limits). */
@@ -28,92 +31,14 @@
 #define DBFS_FREE_FILES         (UINT64_C(1) << 40)
 
 /*
- * dbfs_perm_allows -- the permission rule (see dbfs.h); the SQL function
- * pgnfs_may (10_common.sql) is the same rule, and test_attr checks that they
- * agree. Cannot fail.
- */
-bool dbfs_perm_allows(const dbfs_attr *a, const dbfs_cred *cred, unsigned want)
-{
-    unsigned bits;
-
-    want &= 7;
-    if (cred->uid == 0)
-        return !(want & 1) || a->type == DBFS_DIR || (a->mode & 0111);
-    if (cred->uid == a->uid) {
-        bits = a->mode >> 6;
-    } else {
-        bool member = cred->gid == a->gid;
-
-        for (uint32_t i = 0; !member && i < cred->ngroups && i < DBFS_NGROUPS_MAX; i++)
-            member = cred->groups[i] == a->gid;
-        bits = member ? a->mode >> 3 : a->mode;
-    }
-    return (bits & want) == want;
-}
-
-/* Run a statement keyed by (ino, gen). *res on success (caller clears);
- * -ESTALE when no row came back. */
-static int dbfs_by_handle(dbfs_conn *c, dbfs_stmt id, dbfs_fh fh, PGresult **res)
-{
-    dbfs_params p;
-    int rc;
-
-    dbfs_params_init(&p);
-    dbfs_param_i8(&p, (int64_t)fh.ino);
-    dbfs_param_i4(&p, (int32_t)fh.gen);
-    rc = dbfs_exec(c, id, &p, res);
-    if (rc == 0 && PQntuples(*res) == 0) {
-        PQclear(*res);
-        *res = NULL;
-        rc = -ESTALE;
-    }
-    return rc;
-}
-
-/*
- * dbfs_getattr -- the attributes of fh, with what the write-back buffer
- * holds of it (dbfs_wb_overlay). Returns as dbfs_getattr_db.
+ * dbfs_getattr -- see dbfs.h: the attributes of fh with what the
+ * write-back buffer holds of it (dbfs_wb_attr). Returns 0, -ESTALE (the
+ * inode and generation no longer exist), -EAGAIN or -EIO. No round trip
+ * when the stat cache knows fh, else one.
  */
 int dbfs_getattr(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out)
 {
-    int rc = dbfs_getattr_db(c, fh, out);
-
-    if (rc == 0 && out)
-        dbfs_wb_overlay(c->fs, out);
-    return rc;
-}
-
-/*
- * dbfs_getattr_db -- see dbfs_int.h: the attributes of fh as stored.
- * Returns 0 and *out, -ESTALE if the inode and generation no longer
- * exist, or -EAGAIN/-EIO. No round trip when the stat cache knows fh
- * (attributes, or gone), else one, whose answer is cached.
- */
-int dbfs_getattr_db(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out)
-{
-    PGresult *r = NULL;
-    dbfs_cache_op op;
-    dbfs_attr a;
-    int rc = dbfs_cache_attr(c->fs, fh, &a);
-
-    if (rc != -ENOENT) {
-        if (rc == 0 && out)
-            *out = a;
-        return rc;
-    }
-    dbfs_cache_read_begin(c->fs, &op);
-    rc = dbfs_by_handle(c, DBFS_ST_GETATTR, fh, &r);
-    if (rc == 0) {
-        dbfs_get_attr(r, 0, 0, &a);
-        dbfs_cache_put_attr(&op, &a);
-        if (out)
-            *out = a;
-    } else if (rc == -ESTALE) {
-        dbfs_cache_put_gone(&op, fh);
-    }
-    dbfs_cache_end(&op);
-    PQclear(r);
-    return rc;
+    return dbfs_wb_attr(c, fh, out);
 }
 
 /*
@@ -146,7 +71,7 @@ int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sat
     dbfs_param_cred(&p, cred);
     dbfs_param_i8(&p, dbfs_now_ns());
     dbfs_param_i4(&p, (int32_t)sa->set);
-    dbfs_param_i4(&p, (int32_t)(sa->mode & 07777));
+    dbfs_param_i4(&p, (int32_t)(sa->mode & DBFS_MODE_MASK));
     dbfs_param_i8(&p, sa->uid);
     dbfs_param_i8(&p, sa->gid);
     dbfs_param_i8(&p, (int64_t)((sa->set & DBFS_SET_SIZE) ? sa->size : 0));
@@ -158,7 +83,7 @@ int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sat
         dbfs_param_null(&p);
     /* One inode changes: a file change for the stat cache. The attributes
      * after are current on failures too (read under the row lock). */
-    dbfs_cache_file_begin(c, fh, &op);
+    dbfs_cache_file_begin(c->fs, fh, &op);
     rc = dbfs_exec(c, DBFS_ST_SETATTR, &p, &r);
     if (rc == 0)
         rc = dbfs_fnres_parse(r, "setattr", &f);
@@ -190,17 +115,17 @@ int dbfs_access(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint32_t want, 
 
     if (rc != 0)
         return rc;
-    if ((want & DBFS_ACCESS_READ) && dbfs_perm_allows(&a, cred, 4))
+    if ((want & DBFS_ACCESS_READ) && dbfs_perm_allows(&a, cred, DBFS_MAY_READ))
         g |= DBFS_ACCESS_READ;
     if (a.type == DBFS_DIR) {
-        if ((want & DBFS_ACCESS_LOOKUP) && dbfs_perm_allows(&a, cred, 1))
+        if ((want & DBFS_ACCESS_LOOKUP) && dbfs_perm_allows(&a, cred, DBFS_MAY_EXEC))
             g |= DBFS_ACCESS_LOOKUP;
-        if (dbfs_perm_allows(&a, cred, 3))
+        if (dbfs_perm_allows(&a, cred, DBFS_MAY_WRITE | DBFS_MAY_EXEC))
             g |= want & (DBFS_ACCESS_MODIFY | DBFS_ACCESS_EXTEND | DBFS_ACCESS_DELETE);
     } else {
-        if (dbfs_perm_allows(&a, cred, 2))
+        if (dbfs_perm_allows(&a, cred, DBFS_MAY_WRITE))
             g |= want & (DBFS_ACCESS_MODIFY | DBFS_ACCESS_EXTEND);
-        if ((want & DBFS_ACCESS_EXECUTE) && dbfs_perm_allows(&a, cred, 1))
+        if ((want & DBFS_ACCESS_EXECUTE) && dbfs_perm_allows(&a, cred, DBFS_MAY_EXEC))
             g |= DBFS_ACCESS_EXECUTE;
     }
     if (granted)
@@ -227,7 +152,7 @@ int dbfs_readlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, char **target
     (void)cred;
     *target = NULL;
     dbfs_cache_read_begin(c->fs, &op);
-    rc = dbfs_by_handle(c, DBFS_ST_READLINK, fh, &r);
+    rc = dbfs_fetch_by_handle(c, DBFS_ST_READLINK, fh, &r);
     if (rc != 0)
         goto out;
     dbfs_get_attr(r, 0, 0, &a);
@@ -340,6 +265,26 @@ int dbfs_fsstat(dbfs_conn *c, dbfs_fsstat_res *out)
     return rc;
 }
 
+/* GETATTR and FSSTAT in one batch (dbfs_batch_run's fn). */
+typedef struct {
+    const dbfs_params *p;
+    PGresult *ra, *rf;
+} dbfs_fsstat_batch;
+
+static int dbfs_fsstat_queue(dbfs_conn *c, void *arg)
+{
+    dbfs_fsstat_batch *b = arg;
+
+    PQclear(b->ra);
+    PQclear(b->rf);
+    b->ra = b->rf = NULL;
+    dbfs_batch_add(c, DBFS_ST_GETATTR, b->p);
+    dbfs_batch_add(c, DBFS_ST_FSSTAT, NULL);
+    dbfs_batch_sync(c);
+    dbfs_batch_result(c, &b->ra);
+    return dbfs_batch_result(c, &b->rf);
+}
+
 /*
  * dbfs_fsstat_fh -- see dbfs.h. The attributes come from the stat cache
  * when it has them (then dbfs_fsstat: none or one round trip); otherwise
@@ -347,7 +292,7 @@ int dbfs_fsstat(dbfs_conn *c, dbfs_fsstat_res *out)
  */
 int dbfs_fsstat_fh(dbfs_conn *c, dbfs_fh fh, dbfs_fsstat_res *out, dbfs_attr_opt *attr)
 {
-    PGresult *ra = NULL, *rf = NULL;
+    dbfs_fsstat_batch b = {0};
     dbfs_cache_op op;
     dbfs_params p;
     dbfs_attr a;
@@ -369,44 +314,26 @@ int dbfs_fsstat_fh(dbfs_conn *c, dbfs_fh fh, dbfs_fsstat_res *out, dbfs_attr_opt
     dbfs_params_init(&p);
     dbfs_param_i8(&p, (int64_t)fh.ino);
     dbfs_param_i4(&p, (int32_t)fh.gen);
+    b.p = &p;
     dbfs_cache_read_begin(c->fs, &op);
-    for (int attempt = 1;; attempt++) {
-        rc = dbfs_batch_begin(c);
-        if (rc != 0)
-            goto out;
-        dbfs_batch_add(c, DBFS_ST_GETATTR, &p);
-        dbfs_batch_add(c, DBFS_ST_FSSTAT, NULL);
-        dbfs_batch_sync(c);
-        dbfs_batch_result(c, &ra);
-        dbfs_batch_result(c, &rf);
-        rc = dbfs_batch_end(c);
-        if (rc != DBFS_ERETRY)
-            break;
-        PQclear(ra);
-        PQclear(rf);
-        ra = rf = NULL;
-        if (!dbfs_retry_wait(attempt)) {
-            rc = -EAGAIN;
-            break;
-        }
-    }
+    rc = dbfs_batch_run(c, dbfs_fsstat_queue, &b);
     if (rc != 0)
         goto out;
-    if (PQntuples(ra) == 0) {
+    if (PQntuples(b.ra) == 0) {
         dbfs_cache_put_gone(&op, fh);
         rc = -ESTALE;
         goto out;
     }
-    dbfs_get_attr(ra, 0, 0, &a);
+    dbfs_get_attr(b.ra, 0, 0, &a);
     dbfs_cache_put_attr(&op, &a);
     if (attr) {
         attr->valid = true;
         attr->attr = a;
     }
-    rc = dbfs_fsstat_from(c, rf, out);
+    rc = dbfs_fsstat_from(c, b.rf, out);
 out:
     dbfs_cache_end(&op);
-    PQclear(ra);
-    PQclear(rf);
+    PQclear(b.ra);
+    PQclear(b.rf);
     return rc;
 }

@@ -3,11 +3,11 @@
  * (inode -> attributes or gone) and the naming cache ((directory, name) ->
  * inode or absent), opened from dbfs_config, and the calls through which
  * every dbfs operation reads them and keeps them exact (the contract is in
- * dbfs_int.h; the protocol and why it is exact in cache/cache_lru.h and
+ * dbfs_cache.h; the protocol and why it is exact in cache/cache_lru.h and
  * cache/cache_name.c).
  *
  * What each operation tells the caches (dbfs_attr.c, dbfs_names.c,
- * dbfs_data.c):
+ * dbfs_readdir.c, dbfs_read.c, dbfs_data.c):
  *
  *   GETATTR, ACCESS, LOOKUP, READLINK, READDIR(PLUS), FSSTAT (reads):
  *     hit -> no round trip; miss -> one, whose rows are filled in (a
@@ -39,7 +39,8 @@
 
 #include <glib.h>
 
-#include "dbfs_int.h"
+#include "cache_stat.h"
+#include "dbfs_cache.h"
 
 struct dbfs_cache {
     cache_stat *stat;  /* NULL: off */
@@ -55,7 +56,7 @@ struct dbfs_cache {
 #define DBFS_DIR_BYTES_PER_NAME 64
 
 /*
- * dbfs_cache_open -- see dbfs_int.h. Logs what it opened.
+ * dbfs_cache_open -- see dbfs_cache.h. Logs what it opened.
  */
 int dbfs_cache_open(dbfs *fs, const dbfs_config *cfg)
 {
@@ -71,7 +72,7 @@ int dbfs_cache_open(dbfs *fs, const dbfs_config *cfg)
     dc->stat_cap = cfg->stat_cache_entries;
     dc->name_cap = cfg->name_cache_entries;
     if (dc->stat_cap)
-        rc = cache_stat_new(dc->stat_cap, &dc->stat);
+        rc = cache_stat_new(dc->stat_cap, sizeof(dbfs_attr), &dc->stat);
     if (rc == 0 && dc->name_cap)
         rc = cache_name_new(dc->name_cap, &dc->name);
     if (rc == 0 && dc->stat && dc->name) {
@@ -97,7 +98,7 @@ int dbfs_cache_open(dbfs *fs, const dbfs_config *cfg)
 }
 
 /*
- * dbfs_cache_close -- see dbfs_int.h.
+ * dbfs_cache_close -- see dbfs_cache.h.
  */
 void dbfs_cache_close(dbfs *fs)
 {
@@ -113,7 +114,7 @@ void dbfs_cache_close(dbfs *fs)
 }
 
 /*
- * dbfs_cache_attr -- see dbfs_int.h.
+ * dbfs_cache_attr -- see dbfs_cache.h.
  */
 int dbfs_cache_attr(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
 {
@@ -123,7 +124,7 @@ int dbfs_cache_attr(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
 }
 
 /*
- * dbfs_cache_dir -- see dbfs_int.h.
+ * dbfs_cache_dir -- see dbfs_cache.h.
  */
 cache_dir *dbfs_cache_dir(dbfs *fs)
 {
@@ -131,7 +132,7 @@ cache_dir *dbfs_cache_dir(dbfs *fs)
 }
 
 /*
- * dbfs_cache_name -- see dbfs_int.h.
+ * dbfs_cache_name -- see dbfs_cache.h.
  */
 cache_name_result dbfs_cache_name(dbfs *fs, uint64_t dir, const char *name, dbfs_fh *out)
 {
@@ -149,6 +150,17 @@ cache_name_result dbfs_cache_name(dbfs *fs, uint64_t dir, const char *name, dbfs
     return r;
 }
 
+/* The stat cache keeps whole dbfs_attr values; the naming cache takes
+ * every name dbfs may store. */
+_Static_assert(sizeof(dbfs_attr) <= CACHE_STAT_VAL_MAX, "dbfs_attr fits a stat cache value");
+_Static_assert(DBFS_NAME_MAX <= CACHE_NAME_MAX, "a name fits a naming cache entry");
+
+/* Who a dbfs_attr describes, as the stat cache knows files. */
+static cache_stat_id dbfs_cache_id(const dbfs_attr *a)
+{
+    return (cache_stat_id){.ino = a->ino, .gen = a->gen, .change = a->change};
+}
+
 static void dbfs_cache_tickets(dbfs_cache_op *op)
 {
     dbfs_cache *dc = op->cache;
@@ -160,7 +172,7 @@ static void dbfs_cache_tickets(dbfs_cache_op *op)
 }
 
 /*
- * dbfs_cache_read_begin -- see dbfs_int.h.
+ * dbfs_cache_read_begin -- see dbfs_cache.h.
  */
 void dbfs_cache_read_begin(dbfs *fs, dbfs_cache_op *op)
 {
@@ -171,7 +183,7 @@ void dbfs_cache_read_begin(dbfs *fs, dbfs_cache_op *op)
 }
 
 /*
- * dbfs_cache_mut_begin -- see dbfs_int.h. The tickets are taken before
+ * dbfs_cache_mut_begin -- see dbfs_cache.h. The tickets are taken before
  * the guards are held, so they predate the transaction (put_new and the
  * fills of objects read but not changed use them).
  */
@@ -205,7 +217,7 @@ static bool dbfs_cache_in(uint64_t g, const uint64_t *set, unsigned n)
 }
 
 /*
- * dbfs_cache_put_attr -- see dbfs_int.h. A mutation stores what it holds
+ * dbfs_cache_put_attr -- see dbfs_cache.h. A mutation stores what it holds
  * (cache_lru_store: removed instead if another mutation overlapped);
  * everything else is a fill with the ticket from begin.
  */
@@ -214,13 +226,13 @@ void dbfs_cache_put_attr(dbfs_cache_op *op, const dbfs_attr *a)
     if (!op->cache || !op->cache->stat)
         return;
     if (op->mut && dbfs_cache_in(a->ino, op->inos, op->ninos))
-        cache_stat_store(op->cache->stat, &op->st_mut, a);
+        cache_stat_store(op->cache->stat, &op->st_mut, dbfs_cache_id(a), a);
     else
-        cache_stat_fill(op->cache->stat, op->st_ticket, a);
+        cache_stat_fill(op->cache->stat, op->st_ticket, dbfs_cache_id(a), a);
 }
 
 /*
- * dbfs_cache_put_gone -- see dbfs_int.h.
+ * dbfs_cache_put_gone -- see dbfs_cache.h.
  */
 void dbfs_cache_put_gone(dbfs_cache_op *op, dbfs_fh fh)
 {
@@ -229,7 +241,7 @@ void dbfs_cache_put_gone(dbfs_cache_op *op, dbfs_fh fh)
 }
 
 /*
- * dbfs_cache_put_name -- see dbfs_int.h.
+ * dbfs_cache_put_name -- see dbfs_cache.h.
  */
 void dbfs_cache_put_name(dbfs_cache_op *op, uint64_t dir, const char *name, const dbfs_attr *obj)
 {
@@ -249,7 +261,7 @@ void dbfs_cache_put_name(dbfs_cache_op *op, uint64_t dir, const char *name, cons
 }
 
 /*
- * dbfs_cache_put_new -- see dbfs_int.h. No reader can have read an inode
+ * dbfs_cache_put_new -- see dbfs_cache.h. No reader can have read an inode
  * before the transaction that made it committed, so a fill with the
  * ticket from before the transaction is exact: it is refused only if a
  * mutation of the new inode's stripe ran since (then that mutation's
@@ -258,11 +270,11 @@ void dbfs_cache_put_name(dbfs_cache_op *op, uint64_t dir, const char *name, cons
 void dbfs_cache_put_new(dbfs_cache_op *op, const dbfs_attr *a)
 {
     if (op->cache && op->cache->stat)
-        cache_stat_fill(op->cache->stat, op->st_ticket, a);
+        cache_stat_fill(op->cache->stat, op->st_ticket, dbfs_cache_id(a), a);
 }
 
 /*
- * dbfs_cache_victim -- see dbfs_int.h. An inode the mutation holds is
+ * dbfs_cache_victim -- see dbfs_cache.h. An inode the mutation holds is
  * stored like any other (put_attr) or recorded gone.
  */
 void dbfs_cache_victim(dbfs_cache_op *op, const dbfs_attr *a, bool gone)
@@ -270,13 +282,13 @@ void dbfs_cache_victim(dbfs_cache_op *op, const dbfs_attr *a, bool gone)
     if (!op->cache || !op->cache->stat)
         return;
     if (!gone && op->mut && dbfs_cache_in(a->ino, op->inos, op->ninos))
-        cache_stat_store(op->cache->stat, &op->st_mut, a);
+        cache_stat_store(op->cache->stat, &op->st_mut, dbfs_cache_id(a), a);
     else
         cache_stat_victim(op->cache->stat, a->ino, a->gen, gone);
 }
 
 /*
- * dbfs_cache_lost -- see dbfs_int.h. Logged: it empties both caches.
+ * dbfs_cache_lost -- see dbfs_cache.h. Logged: it empties both caches.
  */
 void dbfs_cache_lost(dbfs_cache_op *op)
 {
@@ -292,7 +304,7 @@ void dbfs_cache_lost(dbfs_cache_op *op)
 }
 
 /*
- * dbfs_cache_end -- see dbfs_int.h.
+ * dbfs_cache_end -- see dbfs_cache.h.
  */
 void dbfs_cache_end(dbfs_cache_op *op)
 {
@@ -306,15 +318,15 @@ void dbfs_cache_end(dbfs_cache_op *op)
 }
 
 /*
- * dbfs_cache_file_begin -- see dbfs_int.h.
+ * dbfs_cache_file_begin -- see dbfs_cache.h.
  */
-void dbfs_cache_file_begin(dbfs_conn *c, dbfs_fh fh, dbfs_cache_op *op)
+void dbfs_cache_file_begin(dbfs *fs, dbfs_fh fh, dbfs_cache_op *op)
 {
-    dbfs_cache_mut_begin(c->fs, op, &fh.ino, 1, NULL, 0);
+    dbfs_cache_mut_begin(fs, op, &fh.ino, 1, NULL, 0);
 }
 
 /*
- * dbfs_cache_file_end -- see dbfs_int.h. A failed change committed
+ * dbfs_cache_file_end -- see dbfs_cache.h. A failed change committed
  * nothing; the entry is dropped all the same (cheap, and right whatever
  * the failure was). A transient failure may have committed: the file is
  * the only inode a data change touches, so dropping it is enough.
@@ -323,7 +335,7 @@ void dbfs_cache_file_end(dbfs_cache_op *op, int rc, const dbfs_attr *post)
 {
     if (op->cache && op->cache->stat && op->ninos == 1) {
         if (rc == 0 && post && post->ino == op->inos[0])
-            cache_stat_store(op->cache->stat, &op->st_mut, post);
+            cache_stat_store(op->cache->stat, &op->st_mut, dbfs_cache_id(post), post);
         else
             cache_stat_forget(op->cache->stat, op->inos[0]);
     }
@@ -349,10 +361,10 @@ static void dbfs_cache_figures_of(dbfs_cache_figures *f, const char *name, bool 
 }
 
 /*
- * dbfs_cache_stats -- see dbfs.h. Rows: "stat", "naming", "listing"
- * (capacity in bytes), and the chunk buffer cache's row.
+ * dbfs_cache_figures_meta -- see dbfs_cache.h. Rows: "stat", "naming"
+ * (capacity in entries), "listing" (capacity in bytes).
  */
-unsigned dbfs_cache_stats(const dbfs *fs, dbfs_cache_figures *out, unsigned max)
+unsigned dbfs_cache_figures_meta(const dbfs *fs, dbfs_cache_figures *out, unsigned max)
 {
     const dbfs_cache *dc = fs ? fs->cache : NULL;
     cache_lru_stats st;
@@ -376,7 +388,5 @@ unsigned dbfs_cache_stats(const dbfs *fs, dbfs_cache_figures *out, unsigned max)
             cache_dir_stats(dc->dir, &st);
         dbfs_cache_figures_of(&out[n++], "listing", on, on ? dc->dir_bytes : 0, on ? &st : NULL);
     }
-    if (n < max && fs)
-        dbfs_chunks_figures(fs, &out[n++]); /* "buffer": dbfs_data.c */
     return n;
 }

@@ -18,15 +18,15 @@
 #include <glib.h>
 #include <openssl/evp.h>
 
-#include "dbfs_int.h"
+#include "dbfs_codec.h"
 
-/* dbfs_codec_enc_len -- see dbfs_int.h. */
+/* dbfs_codec_enc_len -- see dbfs_codec.h. */
 size_t dbfs_codec_enc_len(dbfs_encoding e, size_t n)
 {
     return e == DBFS_ENC_BASE64 ? 4 * ((n + 2) / 3) : n;
 }
 
-/* dbfs_codec_encode -- see dbfs_int.h. EVP_EncodeBlock takes an int
+/* dbfs_codec_encode -- see dbfs_codec.h. EVP_EncodeBlock takes an int
  * length: pieces are at most a chunk (1 MiB), far below INT_MAX. */
 size_t dbfs_codec_encode(dbfs_encoding e, const void *src, size_t n, void *dst)
 {
@@ -38,7 +38,7 @@ size_t dbfs_codec_encode(dbfs_encoding e, const void *src, size_t n, void *dst)
     return (size_t)EVP_EncodeBlock(dst, src, (int)n);
 }
 
-/* dbfs_codec_decode -- see dbfs_int.h. EVP_DecodeBlock answers whole
+/* dbfs_codec_decode -- see dbfs_codec.h. EVP_DecodeBlock answers whole
  * 3-byte groups (the '=' padding decodes as zero bytes), so the padding
  * is taken off here. */
 int64_t dbfs_codec_decode(dbfs_encoding e, const void *src, size_t len, void *dst, size_t room)

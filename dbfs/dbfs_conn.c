@@ -1,34 +1,22 @@
 /*
- * dbfs_conn.c -- worker connections: connecting, preparing the statements,
- * running batches of statements in libpq pipeline mode, counting round
- * trips, and classifying database errors into errno values, once.
+ * dbfs_conn.c -- database connections (dbfs_conn.h): connecting, setting
+ * a worker up (pipeline mode, statements prepared), resetting a broken
+ * connection, batches on workers, statements, scripts, streams and
+ * transactions on sessions, counting round trips; every failure goes to
+ * dbfs_err_classify() (dbfs_err.h), and every retry is bounded by
+ * dbfs_retry_wait().
  *
  * NOTES
- *   A dbfs_conn belongs to one thread at a time. It is always in pipeline
- *   mode; see dbfs_int.h for the batch states. Connection states:
- *
- *     (new) --dbfs_conn_open: connect + prepare--> ready
- *     ready --an error of class 08, 57P01-3, or a dead socket--> broken
- *     broken --dbfs_batch_end / dbfs_batch_begin: PQreset + prepare--> ready
- *     broken --reset fails--> broken (every call answers -EAGAIN and tries
- *                             again)
- *
- *   The operation that finds the connection broken answers -EAGAIN (NFS
- *   JUKEBOX: the client retries); the connection is reset before the call
- *   returns, so the next call normally works.
- *
- *   Error classes (SQLSTATE -> result):
- *     PNxxx           -> -errno: Linux errno xxx raised by a pgnfs function
- *     23505           -> -EEXIST
- *     40001, 40P01    -> DBFS_ERETRY: the operation is retried (bounded)
- *     08xxx, 57P01-3  -> -EAGAIN, connection reset
- *     53100           -> -ENOSPC
- *     53200, 53300, 57014 -> -EAGAIN
- *     anything else   -> -EIO, logged with SQLSTATE, statement and primary
- *                        message (never parameters, never the detail)
+ *   The states and the batch life are drawn in dbfs_conn.h. What breaks a
+ *   connection is the classifier's word (k.broken); the reset happens
+ *   before the failing call returns: in dbfs_batch_end() for a worker, in
+ *   dbfs_conn_fail() for a session. A session's prepared statements are
+ *   forgotten with its server session; a worker prepares all of its own
+ *   again in dbfs_conn_setup().
  *
  *   Memory: the queue of statement ids grows as needed and is freed with
- *   the connection.
+ *   the connection. Every PGresult is cleared where it is taken, or handed
+ *   to the caller.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,6 +24,7 @@
 
 #include <glib.h>
 
+#include "dbfs_conn.h"
 #include "dbfs_int.h"
 
 /* Server notices (none are expected) go to the debug log. */
@@ -43,21 +32,6 @@ static void dbfs_conn_notice(void *arg, const char *msg)
 {
     (void)arg;
     g_debug("database notice: %.*s", (int)strcspn(msg, "\n"), msg);
-}
-
-/* Connect to conninfo with our application name and a connect timeout of
- * 10 s (both defaults that conninfo may override: libpq lets the expanded
- * dbname override the keywords before it). NULL on out-of-memory;
- * otherwise a PGconn whose status the caller checks. */
-static PGconn *dbfs_connect(const char *conninfo)
-{
-    const char *const keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
-    const char *const vals[] = {"10", "pgnfs", conninfo, NULL};
-    PGconn *pg = PQconnectdbParams(keys, vals, 1);
-
-    if (pg)
-        PQsetNoticeProcessor(pg, dbfs_conn_notice, NULL);
-    return pg;
 }
 
 /* One line from libpq's multi-line error text. */
@@ -69,14 +43,85 @@ static void dbfs_log_conn_error(const char *what, PGconn *pg)
     g_warning("%s: %.*s", what, (int)len, msg);
 }
 
+/* Connect to conninfo with application name app and a connect timeout of
+ * 10 s (both defaults that conninfo may override: libpq lets the expanded
+ * dbname override the keywords before it). Returns the connection or NULL
+ * (logged "cannot connect to the database: ..."). */
+static PGconn *dbfs_connect(const char *conninfo, const char *app)
+{
+    const char *const keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
+    const char *const vals[] = {"10", app, conninfo, NULL};
+    PGconn *pg = PQconnectdbParams(keys, vals, 1);
+
+    if (!pg || PQstatus(pg) != CONNECTION_OK) {
+        dbfs_log_conn_error("cannot connect to the database", pg);
+        PQfinish(pg);
+        return NULL;
+    }
+    PQsetNoticeProcessor(pg, dbfs_conn_notice, NULL);
+    return pg;
+}
+
+/* Read the results of the preparing of every worker statement (one per
+ * statement, each ended by a NULL). Returns 0, -EAGAIN (the connection
+ * went) or -EIO (a statement did not prepare: the schema is not this
+ * build's; logged). */
+static int dbfs_conn_setup_prepared(dbfs_conn *c)
+{
+    int rc = 0;
+
+    for (int i = 0; i < DBFS_ST_NWORKER; i++) {
+        PGresult *res = PQgetResult(c->pg);
+
+        if (!res)
+            return -EAGAIN;
+        if (PQresultStatus(res) != PGRES_COMMAND_OK && rc == 0) {
+            const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+            const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+            g_warning("cannot prepare statement %s: SQLSTATE %s: %s (is the schema current?)",
+                      dbfs_stmts[i].name, state ? state : "none", msg ? msg : "no message");
+            rc = -EIO;
+        }
+        PQclear(res);
+        PQclear(PQgetResult(c->pg)); /* the NULL that ends each statement */
+    }
+    return rc;
+}
+
+/* Read the session settings' results and the Sync's (none on a broken
+ * connection). Returns rc, or -EIO when the settings failed (logged). */
+static int dbfs_conn_setup_rest(dbfs_conn *c, int rc)
+{
+    PGresult *res;
+
+    while ((res = PQgetResult(c->pg)) != NULL) {
+        if (PQresultStatus(res) != PGRES_TUPLES_OK && rc == 0) {
+            const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+            g_warning("cannot set the session up: %s", msg ? msg : "no message");
+            rc = -EIO;
+        }
+        PQclear(res);
+    }
+    while ((res = PQgetResult(c->pg)) != NULL) {
+        ExecStatusType st = PQresultStatus(res);
+
+        PQclear(res);
+        if (st == PGRES_PIPELINE_SYNC)
+            break;
+    }
+    return rc;
+}
+
 /*
- * Enter pipeline mode, prepare every worker statement and run the session
- * settings (DBFS_ST_SESSION), all in one round trip. Returns 0 or
- * -EAGAIN/-EIO (logged).
+ * Set a worker up: enter pipeline mode, prepare every worker statement
+ * and run the session settings (DBFS_ST_SESSION), all in one round trip.
+ * Returns 0 or -EAGAIN/-EIO (logged).
  */
 static int dbfs_conn_setup(dbfs_conn *c)
 {
-    int rc = 0;
+    int rc;
     int i;
 
     c->ready = false;
@@ -97,104 +142,88 @@ static int dbfs_conn_setup(dbfs_conn *c)
         return -EAGAIN;
     }
     c->round_trips++;
-    for (i = 0; i < DBFS_ST_NWORKER; i++) {
-        PGresult *res = PQgetResult(c->pg);
-
-        if (!res) {
-            rc = -EAGAIN;
-            break;
-        }
-        if (PQresultStatus(res) != PGRES_COMMAND_OK && rc == 0) {
-            const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-            const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-
-            g_warning("cannot prepare statement %s: SQLSTATE %s: %s (is the schema current?)",
-                      dbfs_stmts[i].name, state ? state : "none", msg ? msg : "no message");
-            rc = -EIO;
-        }
-        PQclear(res);
-        res = PQgetResult(c->pg); /* the NULL that ends each statement */
-        PQclear(res);
-    }
-    /* The session settings. */
-    for (;;) {
-        PGresult *res = PQgetResult(c->pg);
-        ExecStatusType st;
-
-        if (!res)
-            break;
-        st = PQresultStatus(res);
-        if (st != PGRES_TUPLES_OK && rc == 0) {
-            const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-
-            g_warning("cannot set the session up: %s", msg ? msg : "no message");
-            rc = -EIO;
-        }
-        PQclear(res);
-    }
-    /* The Sync's result; on a broken connection there is none. */
-    for (;;) {
-        PGresult *res = PQgetResult(c->pg);
-        ExecStatusType st;
-
-        if (!res)
-            break;
-        st = PQresultStatus(res);
-        PQclear(res);
-        if (st == PGRES_PIPELINE_SYNC)
-            break;
-    }
+    rc = dbfs_conn_setup_rest(c, dbfs_conn_setup_prepared(c));
     if (rc == 0 && PQstatus(c->pg) != CONNECTION_OK)
         rc = -EAGAIN;
     c->ready = rc == 0;
     return rc;
 }
 
-/* Reconnect a broken connection. Returns 0 or -EAGAIN (logged). */
+/* Reconnect a broken connection (and set a worker up again). Returns 0 or
+ * -EAGAIN (logged). */
 static int dbfs_conn_reset(dbfs_conn *c)
 {
     c->ready = false;
+    memset(c->prepared, 0, sizeof c->prepared);
     PQreset(c->pg);
     if (PQstatus(c->pg) != CONNECTION_OK) {
         dbfs_log_conn_error("cannot reconnect to the database", c->pg);
         return -EAGAIN;
     }
-    if (dbfs_conn_setup(c) != 0)
+    PQsetNoticeProcessor(c->pg, dbfs_conn_notice, NULL);
+    if (c->pipeline && dbfs_conn_setup(c) != 0)
         return -EAGAIN;
+    c->ready = true;
     g_message("reconnected to the database");
     return 0;
 }
 
+/* A new connection structure around pg (owned from now on). */
+static dbfs_conn *dbfs_conn_new(PGconn *pg)
+{
+    dbfs_conn *c = calloc(1, sizeof *c);
+
+    if (!c) {
+        PQfinish(pg);
+        return NULL;
+    }
+    c->pg = pg;
+    return c;
+}
+
 /*
- * dbfs_conn_open -- connect and prepare the worker statements (one round
- * trip after the connection). Returns 0 and *out (the caller closes it with
- * dbfs_conn_close), -EAGAIN if the database cannot be reached, -ENOMEM, or
- * -EIO if the statements do not prepare (schema out of date; logged).
+ * dbfs_conn_open -- see dbfs.h: a worker connection, its statements
+ * prepared (one round trip after the connection). Returns 0 and *out (the
+ * caller closes it with dbfs_conn_close), -EAGAIN if the database cannot
+ * be reached, -ENOMEM, or -EIO if the statements do not prepare (schema
+ * out of date; logged).
  */
 int dbfs_conn_open(dbfs *fs, dbfs_conn **out)
 {
-    dbfs_conn *c = calloc(1, sizeof *c);
+    PGconn *pg = dbfs_connect(fs->conninfo, "pgnfs");
+    dbfs_conn *c;
     int rc;
 
     *out = NULL;
+    if (!pg)
+        return -EAGAIN;
+    c = dbfs_conn_new(pg);
     if (!c)
         return -ENOMEM;
     c->fs = fs;
-    c->pg = dbfs_connect(fs->conninfo);
-    if (!c->pg || PQstatus(c->pg) != CONNECTION_OK) {
-        dbfs_log_conn_error("cannot connect to the database", c->pg);
-        rc = -EAGAIN;
-        goto err;
-    }
+    c->pipeline = true;
     rc = dbfs_conn_setup(c);
-    if (rc != 0)
-        goto err;
+    if (rc != 0) {
+        dbfs_conn_close(c);
+        return rc;
+    }
     *out = c;
     return 0;
-err:
-    PQfinish(c->pg);
-    free(c);
-    return rc;
+}
+
+/* dbfs_session_open -- see dbfs_conn.h. */
+int dbfs_session_open(const char *conninfo, const char *app, dbfs_conn **out)
+{
+    PGconn *pg = dbfs_connect(conninfo, app);
+
+    *out = NULL;
+    if (!pg)
+        return -EAGAIN;
+    *out = dbfs_conn_new(pg);
+    if (!*out)
+        return -ENOMEM;
+    (*out)->ready = true;
+    return 0;
 }
 
 /* dbfs_conn_close -- close the connection and free c (NULL is ignored). */
@@ -207,70 +236,30 @@ void dbfs_conn_close(dbfs_conn *c)
     free(c);
 }
 
-/* dbfs_conn_round_trips -- Syncs sent on c since it was opened (one per
- * batch, including the one that prepared the statements). Cannot fail. */
+/* dbfs_conn_round_trips -- see dbfs.h: Syncs sent on c since it was
+ * opened (one per batch, including the one that prepared the statements;
+ * one per statement on a session). Cannot fail. */
 uint64_t dbfs_conn_round_trips(const dbfs_conn *c)
 {
     return c->round_trips;
 }
 
-/* Is this SQLSTATE one that means the connection is gone or going? */
-static bool dbfs_state_is_conn_loss(const char *s)
+/* Classify a failure of statement (or script) `what` on c; marks the
+ * connection broken when it is, and resets a broken session at once.
+ * Returns the errno or DBFS_ERETRY. */
+static int dbfs_conn_fail(dbfs_conn *c, const PGresult *res, const char *what)
 {
-    return strncmp(s, "08", 2) == 0 || strcmp(s, "57P01") == 0 || strcmp(s, "57P02") == 0 ||
-           strcmp(s, "57P03") == 0;
+    dbfs_err_class k = dbfs_err_classify(c->pg, res, what);
+
+    if (k.broken) {
+        c->ready = false;
+        if (!c->pipeline)
+            dbfs_conn_reset(c);
+    }
+    return k.err;
 }
 
-/*
- * Classify a failed result (res may be NULL: no result where one was
- * due) of statement id. Returns the negative errno or DBFS_ERETRY; marks
- * the connection broken when it is.
- */
-static int dbfs_classify(dbfs_conn *c, const PGresult *res, dbfs_stmt id)
-{
-    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-    const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-
-    if (!state) {
-        /* libpq's own errors (no SQLSTATE): a lost connection, mostly.
-         * In pipeline mode a failed send ("server closed the connection
-         * unexpectedly") leaves the status CONNECTION_OK until libpq next
-         * reads: read now, so that a closed socket shows as one. */
-        if (!res || PQstatus(c->pg) != CONNECTION_OK || !PQconsumeInput(c->pg) ||
-            PQstatus(c->pg) != CONNECTION_OK) {
-            c->ready = false;
-            g_message("statement %s: lost the database connection", dbfs_stmts[id].name);
-            return -EAGAIN;
-        }
-        /* Our side of the protocol is confused: start afresh. */
-        c->ready = false;
-        g_warning("statement %s failed in the client library: %.*s", dbfs_stmts[id].name,
-                  (int)strcspn(PQresultErrorMessage(res), "\n"), PQresultErrorMessage(res));
-        return -EIO;
-    }
-    if (state[0] == 'P' && state[1] == 'N' && g_ascii_isdigit(state[2]) &&
-        g_ascii_isdigit(state[3]) && g_ascii_isdigit(state[4]))
-        return dbfs_errno_from_linux(atoi(state + 2));
-    if (strcmp(state, "23505") == 0)
-        return -EEXIST;
-    if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0) {
-        g_debug("statement %s: SQLSTATE %s, retrying", dbfs_stmts[id].name, state);
-        return DBFS_ERETRY;
-    }
-    if (dbfs_state_is_conn_loss(state)) {
-        c->ready = false;
-        g_message("statement %s: database connection lost (SQLSTATE %s: %s)", dbfs_stmts[id].name,
-                  state, msg ? msg : "no message");
-        return -EAGAIN;
-    }
-    if (strcmp(state, "53100") == 0)
-        return -ENOSPC;
-    if (strcmp(state, "53200") == 0 || strcmp(state, "53300") == 0 || strcmp(state, "57014") == 0)
-        return -EAGAIN;
-    g_warning("statement %s failed: SQLSTATE %s: %s", dbfs_stmts[id].name, state,
-              msg ? msg : "no message");
-    return -EIO;
-}
+/* --- batches on a worker ------------------------------------------------- */
 
 /* Remember the batch's first error. */
 static void dbfs_batch_fail(dbfs_conn *c, int rc)
@@ -279,7 +268,7 @@ static void dbfs_batch_fail(dbfs_conn *c, int rc)
         c->err = rc;
 }
 
-/* dbfs_batch_begin -- see dbfs_int.h: resets the batch state and
+/* dbfs_batch_begin -- see dbfs_conn.h: resets the batch state and
  * reconnects a broken connection (-EAGAIN when that fails). */
 int dbfs_batch_begin(dbfs_conn *c)
 {
@@ -292,7 +281,7 @@ int dbfs_batch_begin(dbfs_conn *c)
     return 0;
 }
 
-/* dbfs_batch_add -- see dbfs_int.h: sends one prepared statement with
+/* dbfs_batch_add -- see dbfs_conn.h: sends one prepared statement with
  * binary parameters and binary results; a failure is kept for
  * dbfs_batch_end(). */
 int dbfs_batch_add(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p)
@@ -312,7 +301,7 @@ int dbfs_batch_add(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p)
     }
     if (!PQsendQueryPrepared(c->pg, dbfs_stmts[id].name, p ? p->n : 0, p ? p->values : NULL,
                              p ? p->lengths : NULL, p ? p->formats : NULL, 1)) {
-        int rc = dbfs_classify(c, NULL, id);
+        int rc = dbfs_conn_fail(c, NULL, dbfs_stmts[id].name);
 
         dbfs_batch_fail(c, rc);
         return rc;
@@ -321,14 +310,14 @@ int dbfs_batch_add(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p)
     return 0;
 }
 
-/* dbfs_batch_sync -- see dbfs_int.h: the Sync that ends the batch and
+/* dbfs_batch_sync -- see dbfs_conn.h: the Sync that ends the batch and
  * its implicit transaction; counts one round trip. */
 int dbfs_batch_sync(dbfs_conn *c)
 {
     if (c->nqueued == 0)
         return c->err;
     if (!PQpipelineSync(c->pg)) {
-        int rc = dbfs_classify(c, NULL, c->queued[0]);
+        int rc = dbfs_conn_fail(c, NULL, dbfs_stmts[c->queued[0]].name);
 
         dbfs_batch_fail(c, rc);
         return rc;
@@ -338,7 +327,7 @@ int dbfs_batch_sync(dbfs_conn *c)
     return 0;
 }
 
-/* dbfs_batch_result -- see dbfs_int.h: the next statement's result,
+/* dbfs_batch_result -- see dbfs_conn.h: the next statement's result,
  * classified; the NULL that ends it is consumed. */
 int dbfs_batch_result(dbfs_conn *c, PGresult **res)
 {
@@ -355,7 +344,7 @@ int dbfs_batch_result(dbfs_conn *c, PGresult **res)
         return c->err ? c->err : -EIO;
     r = PQgetResult(c->pg);
     if (!r) {
-        dbfs_batch_fail(c, dbfs_classify(c, NULL, id));
+        dbfs_batch_fail(c, dbfs_conn_fail(c, NULL, dbfs_stmts[id].name));
         return c->err;
     }
     /* Each statement's results end with a NULL. */
@@ -367,14 +356,36 @@ int dbfs_batch_result(dbfs_conn *c, PGresult **res)
         return c->err;
     }
     if (st != PGRES_PIPELINE_ABORTED)
-        dbfs_batch_fail(c, dbfs_classify(c, r, id));
+        dbfs_batch_fail(c, dbfs_conn_fail(c, r, dbfs_stmts[id].name));
     else if (!c->err)
         dbfs_batch_fail(c, -EIO);
     PQclear(r);
     return c->err;
 }
 
-/* dbfs_batch_end -- see dbfs_int.h: drains, reads the Sync's result, and
+/* Read the Sync's own result; a connection that closed meanwhile is
+ * broken (-EAGAIN). */
+static void dbfs_batch_read_sync(dbfs_conn *c)
+{
+    for (;;) {
+        PGresult *r = PQgetResult(c->pg);
+        ExecStatusType st;
+
+        if (!r) {
+            if (PQstatus(c->pg) != CONNECTION_OK) {
+                c->ready = false;
+                dbfs_batch_fail(c, -EAGAIN);
+            }
+            return;
+        }
+        st = PQresultStatus(r);
+        PQclear(r);
+        if (st == PGRES_PIPELINE_SYNC)
+            return;
+    }
+}
+
+/* dbfs_batch_end -- see dbfs_conn.h: drains, reads the Sync's result, and
  * resets a broken connection (the batch then answers -EAGAIN). */
 int dbfs_batch_end(dbfs_conn *c)
 {
@@ -384,25 +395,8 @@ int dbfs_batch_end(dbfs_conn *c)
         dbfs_batch_result(c, &r);
         PQclear(r);
     }
-    /* The Sync's own result. */
-    if (c->synced && c->ready) {
-        for (;;) {
-            ExecStatusType st;
-
-            r = PQgetResult(c->pg);
-            if (!r) {
-                if (PQstatus(c->pg) != CONNECTION_OK) {
-                    c->ready = false;
-                    dbfs_batch_fail(c, -EAGAIN);
-                }
-                break;
-            }
-            st = PQresultStatus(r);
-            PQclear(r);
-            if (st == PGRES_PIPELINE_SYNC)
-                break;
-        }
-    }
+    if (c->synced && c->ready)
+        dbfs_batch_read_sync(c);
     /* Statements sent without their Sync leave the pipeline in an unknown
      * state: start afresh. */
     if (c->nqueued > 0 && !c->synced)
@@ -418,39 +412,256 @@ int dbfs_batch_end(dbfs_conn *c)
     return c->err;
 }
 
-/* dbfs_retry_wait -- see dbfs_int.h. */
-bool dbfs_retry_wait(int attempt)
+/* After the last attempt failed with DBFS_ERETRY: log, and -EAGAIN. */
+static int dbfs_retries_spent(const char *what)
 {
-    if (attempt >= DBFS_RETRIES)
-        return false;
-    /* 1..2 ms, 1..4 ms, 1..8 ms, ...: short, and spread so that two
-     * transactions that collided do not collide again. */
-    g_usleep((gulong)g_random_int_range(1000, 1000 + (1000 << attempt)));
-    return true;
+    g_message("%s: still a serialization failure or deadlock after %d attempts", what,
+              DBFS_RETRIES);
+    return -EAGAIN;
 }
 
-/* dbfs_exec -- see dbfs_int.h: one statement, one batch, bounded retries
- * of DBFS_ERETRY (then -EAGAIN). */
-int dbfs_exec(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p, PGresult **res)
+/* dbfs_batch_run -- see dbfs_conn.h. */
+int dbfs_batch_run(dbfs_conn *c, int (*fn)(dbfs_conn *c, void *arg), void *arg)
 {
-    int rc;
-
-    *res = NULL;
     for (int attempt = 1;; attempt++) {
-        rc = dbfs_batch_begin(c);
+        int rc = dbfs_batch_begin(c);
+        int end;
+
         if (rc != 0)
             return rc;
-        dbfs_batch_add(c, id, p);
-        dbfs_batch_sync(c);
-        dbfs_batch_result(c, res);
-        rc = dbfs_batch_end(c);
-        if (rc == 0)
-            return 0;
-        PQclear(*res);
-        *res = NULL;
+        rc = fn(c, arg);
+        end = dbfs_batch_end(c);
+        if (end != 0)
+            rc = end;
         if (rc != DBFS_ERETRY)
             return rc;
         if (!dbfs_retry_wait(attempt))
-            return -EAGAIN;
+            return dbfs_retries_spent(c->nqueued ? dbfs_stmts[c->queued[0]].name : "a batch");
+    }
+}
+
+/* One statement as a batch of its own (dbfs_batch_run's fn). */
+typedef struct {
+    dbfs_stmt id;
+    const dbfs_params *p;
+    PGresult *res;
+} dbfs_exec_one;
+
+static int dbfs_exec_batch(dbfs_conn *c, void *arg)
+{
+    dbfs_exec_one *e = arg;
+
+    PQclear(e->res);
+    e->res = NULL;
+    dbfs_batch_add(c, e->id, e->p);
+    dbfs_batch_sync(c);
+    return dbfs_batch_result(c, &e->res);
+}
+
+/* --- sessions ------------------------------------------------------------ */
+
+/* Before a session's statement: reconnect if broken. 0 or -EAGAIN. */
+static int dbfs_session_ready(dbfs_conn *c)
+{
+    if (c->ready && PQstatus(c->pg) == CONNECTION_OK)
+        return 0;
+    return dbfs_conn_reset(c);
+}
+
+/* Prepare statement id on a session once. 0 or an errno. */
+static int dbfs_session_prepare(dbfs_conn *c, dbfs_stmt id)
+{
+    PGresult *r;
+    int rc = 0;
+
+    if (c->prepared[id])
+        return 0;
+    r = PQprepare(c->pg, dbfs_stmts[id].name, dbfs_stmts[id].sql, 0, NULL);
+    c->round_trips++;
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        rc = dbfs_conn_fail(c, r, dbfs_stmts[id].name);
+    else
+        c->prepared[id] = true;
+    PQclear(r);
+    return rc;
+}
+
+/* One statement on a session, once. */
+static int dbfs_session_exec(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p, PGresult **res)
+{
+    PGresult *r;
+    ExecStatusType st;
+    int rc = dbfs_session_ready(c);
+
+    if (rc == 0)
+        rc = dbfs_session_prepare(c, id);
+    if (rc != 0)
+        return rc;
+    r = PQexecPrepared(c->pg, dbfs_stmts[id].name, p ? p->n : 0, p ? p->values : NULL,
+                       p ? p->lengths : NULL, p ? p->formats : NULL, 1);
+    c->round_trips++;
+    st = PQresultStatus(r);
+    if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
+        rc = dbfs_conn_fail(c, r, dbfs_stmts[id].name);
+        PQclear(r);
+        return rc;
+    }
+    *res = r;
+    return 0;
+}
+
+/* Is a session inside an explicit transaction (BEGIN without its end)? */
+static bool dbfs_session_in_txn(const dbfs_conn *c)
+{
+    PGTransactionStatusType t = PQtransactionStatus(c->pg);
+
+    return t == PQTRANS_INTRANS || t == PQTRANS_INERROR;
+}
+
+/* dbfs_exec -- see dbfs_conn.h. */
+int dbfs_exec(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p, PGresult **res)
+{
+    dbfs_exec_one e = {.id = id, .p = p};
+    int rc;
+
+    *res = NULL;
+    if (c->pipeline) {
+        rc = dbfs_batch_run(c, dbfs_exec_batch, &e);
+        if (rc == 0)
+            *res = e.res;
+        else
+            PQclear(e.res);
+        return rc;
+    }
+    if (dbfs_session_in_txn(c))
+        return dbfs_session_exec(c, id, p, res);
+    for (int attempt = 1;; attempt++) {
+        rc = dbfs_session_exec(c, id, p, res);
+        if (rc != DBFS_ERETRY)
+            return rc;
+        if (!dbfs_retry_wait(attempt))
+            return dbfs_retries_spent(dbfs_stmts[id].name);
+    }
+}
+
+/* dbfs_script -- see dbfs_conn.h. */
+int dbfs_script(dbfs_conn *c, const char *name, const char *sql)
+{
+    PGresult *r;
+    ExecStatusType st;
+    int rc = dbfs_session_ready(c);
+
+    if (rc != 0)
+        return rc;
+    r = PQexec(c->pg, sql);
+    c->round_trips++;
+    st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_EMPTY_QUERY)
+        rc = dbfs_conn_fail(c, r, name);
+    PQclear(r);
+    return rc;
+}
+
+/* dbfs_txn -- see dbfs_conn.h. */
+int dbfs_txn(dbfs_conn *c, const char *what, int (*body)(dbfs_conn *c, void *arg), void *arg)
+{
+    for (int attempt = 1;; attempt++) {
+        int rc = dbfs_script(c, "BEGIN", "BEGIN");
+
+        if (rc == 0)
+            rc = body(c, arg);
+        if (rc == 0)
+            rc = dbfs_script(c, "COMMIT", "COMMIT");
+        else if (dbfs_session_in_txn(c))
+            dbfs_script(c, "ROLLBACK", "ROLLBACK");
+        if (rc != DBFS_ERETRY)
+            return rc;
+        if (!dbfs_retry_wait(attempt))
+            return dbfs_retries_spent(what);
+    }
+}
+
+/* Ask the server to stop the running query (its end is drained anyway). */
+static void dbfs_session_cancel(dbfs_conn *c)
+{
+    PGcancel *cancel = PQgetCancel(c->pg);
+    char errbuf[256];
+
+    if (cancel) {
+        if (!PQcancel(cancel, errbuf, sizeof errbuf))
+            g_debug("cancel request failed: %s", errbuf);
+        PQfreeCancel(cancel);
+    }
+}
+
+/* A stream in progress: what its rows go to and what came of it. */
+typedef struct {
+    dbfs_row_fn fn;
+    void *arg;
+    int stop;       /* fn's nonzero return */
+    bool delivered; /* a row reached fn */
+} dbfs_stream_state;
+
+/* Hand the rows of r to the stream's callback until it stops. */
+static void dbfs_stream_rows(dbfs_conn *c, const PGresult *r, dbfs_stream_state *s)
+{
+    /* One row each in single-row mode; the final TUPLES_OK has none (or
+     * all of them, if single-row mode was refused). */
+    for (int row = 0; row < PQntuples(r) && !s->stop; row++) {
+        s->delivered = true;
+        s->stop = s->fn(r, row, s->arg);
+        if (s->stop)
+            dbfs_session_cancel(c);
+    }
+}
+
+/* One run of a stream (dbfs_stream without the retries). */
+static int dbfs_stream_once(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p, dbfs_stream_state *s)
+{
+    PGresult *r;
+    int rc = dbfs_session_ready(c);
+
+    if (rc == 0)
+        rc = dbfs_session_prepare(c, id);
+    if (rc != 0)
+        return rc;
+    if (!PQsendQueryPrepared(c->pg, dbfs_stmts[id].name, p ? p->n : 0, p ? p->values : NULL,
+                             p ? p->lengths : NULL, p ? p->formats : NULL, 1))
+        return dbfs_conn_fail(c, NULL, dbfs_stmts[id].name);
+    c->round_trips++;
+    if (!PQsetSingleRowMode(c->pg))
+        g_debug("%s: single-row mode refused: rows arrive at once", dbfs_stmts[id].name);
+    while ((r = PQgetResult(c->pg)) != NULL) {
+        ExecStatusType st = PQresultStatus(r);
+
+        if (st == PGRES_SINGLE_TUPLE || st == PGRES_TUPLES_OK) {
+            if (rc == 0)
+                dbfs_stream_rows(c, r, s);
+        } else if (rc == 0 && !s->stop) {
+            /* A broken connection resets here: nothing more to read. */
+            rc = dbfs_conn_fail(c, r, dbfs_stmts[id].name);
+            if (!c->ready || PQstatus(c->pg) != CONNECTION_OK) {
+                PQclear(r);
+                break;
+            }
+        }
+        PQclear(r);
+    }
+    return s->stop ? s->stop : rc;
+}
+
+/* dbfs_stream -- see dbfs_conn.h. */
+int dbfs_stream(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p, dbfs_row_fn fn, void *arg)
+{
+    for (int attempt = 1;; attempt++) {
+        dbfs_stream_state s = {.fn = fn, .arg = arg};
+        int rc = dbfs_stream_once(c, id, p, &s);
+
+        if (rc != DBFS_ERETRY)
+            return rc;
+        if (s.delivered)
+            return -EAGAIN; /* rows went out: running it again would repeat them */
+        if (!dbfs_retry_wait(attempt))
+            return dbfs_retries_spent(dbfs_stmts[id].name);
     }
 }

@@ -8,25 +8,30 @@
  *
  * NOTES
  *   Anything unusual (an error to answer, an attribute not cached, memory)
- *   falls back to the database path in dbfs_names.c, which answers as if
+ *   falls back to the database path in dbfs_readdir.c, which answers as if
  *   there were no cache; the pages served here are the ones it would send.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dbfs_int.h"
+#include "dbfs_cache.h"
+#include "dbfs_dirent.h"
+#include "dbfs_dirlist.h"
+#include "dbfs_perm.h"
+#include "dbfs_wb.h"
+#include "dbfs_wire.h"
 
 /*
- * dbfs_dirlist_serve -- see dbfs_int.h.
+ * dbfs_dirlist_serve -- see dbfs_dirlist.h.
  */
 int dbfs_dirlist_serve(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cookie,
                        uint32_t max_entries, bool plus, dbfs_dirent **entries, size_t *n, bool *eof,
                        dbfs_attr_opt *dir_attr, bool *fetch)
 {
     cache_dir *cd = dbfs_cache_dir(c->fs);
-    uint32_t first_dot = cookie == 0 ? 1 : cookie == 1 ? 2 : 3;
-    uint32_t dots_left = 3 - first_dot, ndots = dots_left, want;
+    dbfs_dots dots = dbfs_dots_after(cookie, max_entries);
+    uint32_t want = max_entries - dots.n;
     dbfs_attr d, parent;
     cache_dir_page pg;
     dbfs_dirent *e;
@@ -36,31 +41,29 @@ int dbfs_dirlist_serve(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_
 
     *fetch = cd != NULL && cookie == 0;
     if (!cd || dbfs_cache_attr(c->fs, dir, &d) != 0 || d.type != DBFS_DIR ||
-        !dbfs_perm_allows(&d, cred, 4))
+        !dbfs_perm_allows(&d, cred, DBFS_MAY_READ))
         return -ENOENT;
-    if (ndots > max_entries)
-        ndots = max_entries;
-    want = max_entries - ndots;
     rc = cache_dir_slice(cd, (cache_dir_key){.ino = dir.ino, .gen = dir.gen, .change = d.change},
-                         cookie > 2 ? cookie : 2, want + 1, &pg);
+                         cookie > DBFS_COOKIE_DOTDOT ? cookie : DBFS_COOKIE_DOTDOT, want + 1, &pg);
     if (rc == -EFBIG)
         *fetch = false;
     if (rc != 0)
         return -ENOENT;
     parent = d;
-    if (plus && first_dot <= 2 && first_dot + ndots > 2 && pg.parent_ino != dir.ino &&
+    if (plus && dots.first <= DBFS_COOKIE_DOTDOT && dots.first + dots.n > DBFS_COOKIE_DOTDOT &&
+        pg.parent_ino != dir.ino &&
         dbfs_cache_attr(c->fs, (dbfs_fh){.ino = pg.parent_ino, .gen = pg.parent_gen}, &parent) !=
             0) {
         cache_dir_page_free(&pg);
         return -ENOENT;
     }
     take = pg.n < want ? pg.n : want;
-    e = calloc((size_t)ndots + take + 1, sizeof *e);
+    e = calloc((size_t)dots.n + take + 1, sizeof *e);
     if (!e) {
         cache_dir_page_free(&pg);
         return -ENOENT;
     }
-    rc = dbfs_dirent_dots(e, &got, first_dot, ndots, &d, pg.parent_ino, &parent, plus);
+    rc = dbfs_dirent_dots(e, &got, dots, &d, pg.parent_ino, &parent, plus);
     for (size_t i = 0; rc == 0 && i < take; i++) {
         const cache_dir_ent *ce = &pg.ents[i];
         dbfs_attr a;
@@ -80,14 +83,14 @@ int dbfs_dirlist_serve(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_
         return -ENOENT;
     }
     dbfs_attr_opt_set(dir_attr, &d);
-    *eof = ndots == dots_left && !more;
+    *eof = dots.n == dots.left && !more;
     *entries = e;
     *n = got;
     return 0;
 }
 
 /*
- * dbfs_dirlist_limit -- see dbfs_int.h.
+ * dbfs_dirlist_limit -- see dbfs_dirlist.h.
  */
 int64_t dbfs_dirlist_limit(dbfs *fs)
 {
@@ -97,7 +100,7 @@ int64_t dbfs_dirlist_limit(dbfs *fs)
 }
 
 /*
- * dbfs_dirlist_fill -- see dbfs_int.h. Rows: change, parent inode and
+ * dbfs_dirlist_fill -- see dbfs_dirlist.h. Rows: change, parent inode and
  * generation, then cookie, inode, generation and name of an entry (NULL
  * for an empty directory); none for a directory that is gone.
  */

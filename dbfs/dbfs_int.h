@@ -1,54 +1,46 @@
 /*
- * dbfs_int.h -- what the files of dbfs/ share and nobody else sees: the
- * dbfs and dbfs_conn structures, the table of prepared statements, binary
- * parameter and result helpers, and the batch (pipeline) runner.
+ * dbfs_int.h -- the state of an open file system (struct dbfs), which
+ * every layer of dbfs/ reads and nobody outside dbfs/ sees.
  *
  * NOTES
- *   Every statement dbfs runs is a named prepared statement in the table of
- *   dbfs_sql.c, with binary parameters and binary results. A worker
- *   connection (dbfs_conn) stays in libpq pipeline mode for its whole life:
- *   an operation queues one or more statements (a "batch"), ends the batch
- *   with one Sync and reads the results. One batch is one round trip and,
- *   because a Sync ends an implicit transaction, one transaction.
+ *   Data only: nothing here calls anything. Each part belongs to the file
+ *   that opens, uses and frees it (named at the field); the parts of
+ *   upper layers are opaque pointers here, so a lower file never needs an
+ *   upper file's header. The whole is immutable after dbfs_open() but for
+ *   the parts that say how they are shared (atomics, a mutex).
  *
- *   Batch life on a connection:
+ *   The layers of dbfs/, bottom to top (a file calls only files below it):
  *
- *     idle --dbfs_batch_begin--> queuing --dbfs_batch_add*--> queuing
- *     queuing --dbfs_batch_sync--> reading --dbfs_batch_result*--> reading
- *     reading --dbfs_batch_end--> idle      (drains what was not read, and
- *                                            resets a broken connection)
- *
- *   Errors are classified once, by SQLSTATE, when the first failing result
- *   of a batch arrives (dbfs_conn.c); later results of an aborted pipeline
- *   do not overwrite it. dbfs_batch_end() returns that first error.
- *
- *   Ownership: a PGresult handed out by dbfs_batch_result() or dbfs_exec()
- *   belongs to the caller, who PQclear()s it on every path. dbfs_params
- *   points into itself: fill it and pass it without copying it.
+ *     dbfs_perm.c dbfs_codec.c dbfs_sql.c dbfs_dirent.c  (pure helpers)
+ *     dbfs_err.c            SQLSTATE -> errno, bounded retries
+ *     dbfs_wire.c           binary parameters and results
+ *     dbfs_conn.c           connections, batches, sessions
+ *     store_tab.c           statements of layouts with per-file tables
+ *     store_single.c store_inversion.c store_hybrid.c   the layouts
+ *     store.c               the layouts by name
+ *     dbfs_cache.c          the metadata caches seen from dbfs
+ *     dbfs_fetch.c          attributes from the stat cache or the database
+ *     dbfs_data.c           storing writes, the chunk buffer cache
+ *     dbfs_wb.c             the write-back buffer of UNSTABLE writes
+ *     dbfs_dirlist.c        READDIR pages from the listing cache
+ *     dbfs_attr.c dbfs_names.c dbfs_readdir.c dbfs_read.c dbfs_write.c
+ *     dbfs_stats.c dbfs_fs.c dbfs_admin.c dbfs_fsck.c   (the API, dbfs.h)
  */
 #ifndef PGNFS_DBFS_INT_H
 #define PGNFS_DBFS_INT_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 #include <glib.h>
-#include <libpq-fe.h>
 
-#include "cache_dir.h"
-#include "cache_name.h"
-#include "cache_stat.h"
 #include "dbfs.h"
 
 struct store_ops;
-
-/* An internal status, never returned by the API: a serialization failure
- * or deadlock; the whole operation is retried (dbfs_retry_wait). */
-#define DBFS_ERETRY (-100000)
-/* Attempts of an operation that keeps failing with DBFS_ERETRY. */
-#define DBFS_RETRIES 5
+struct dbfs_cache;
+struct cache_chunk;
+struct cache_wb;
 
 /* The database's FSSTAT figures, kept a moment (dbfs_attr.c): computing
  * the database's size stats every file of it. */
@@ -59,7 +51,7 @@ typedef struct {
     uint64_t db_bytes, files;
 } dbfs_fsstat_memo;
 
-/* One read-ahead slot (dbfs_data.c): where the last read of ino ended and
+/* One read-ahead slot (dbfs_read.c): where the last read of ino ended and
  * the window it earned, in chunks. */
 #define DBFS_RA_SLOTS 256
 typedef struct {
@@ -71,429 +63,20 @@ struct dbfs {
     bool relatime;
     char *space_path; /* NULL: none */
     dbfs_info info;
-    const struct store_ops *store;
-    struct dbfs_cache *cache; /* metadata caches (dbfs_cache.c); NULL: all off */
+    const struct store_ops *store; /* the layout (store.h) */
+    struct dbfs_cache *cache;      /* metadata caches (dbfs_cache.c); NULL: all off */
     /* The chunk buffer cache (dbfs_data.c); NULL: off. */
     struct cache_chunk *chunks;
     uint64_t chunks_bytes; /* its bound */
     dbfs_ra_slot ra[DBFS_RA_SLOTS];
+    /* Until then (g_get_monotonic_time) the database was out of space
+     * (dbfs_data.c): the write-back buffer takes no UNSTABLE write, so a
+     * write answers -ENOSPC itself. */
+    _Atomic int64_t space_short_until_us;
     /* The write-back buffer (dbfs_wb.c); NULL: off. */
     struct cache_wb *wb;
     uint64_t wb_file_bytes; /* a file holding this much is flushed */
-    /* Until then (dbfs_wb_now_us clock) the database was out of space: an
-     * UNSTABLE write is stored at once, so it answers -ENOSPC itself. */
-    _Atomic int64_t wb_full_until_us;
     dbfs_fsstat_memo fsstat_memo;
 };
-
-/* The statements of dbfs_sql.c. Those before DBFS_ST_NWORKER are prepared
- * on every worker connection; the others on mkfs/open connections. */
-typedef enum {
-    DBFS_ST_SESSION,
-    DBFS_ST_GETATTR,
-    DBFS_ST_LOOKUP,
-    DBFS_ST_PARENT,
-    DBFS_ST_READLINK,
-    DBFS_ST_READDIR,
-    DBFS_ST_READDIRPLUS,
-    DBFS_ST_LISTING,
-    DBFS_ST_SETATTR,
-    DBFS_ST_CREATE,
-    DBFS_ST_REMOVE,
-    DBFS_ST_RENAME,
-    DBFS_ST_LINK,
-    DBFS_ST_WRITE_BEGIN,
-    DBFS_ST_WRITE_END,
-    DBFS_ST_ATIME,
-    DBFS_ST_FSSTAT,
-    DBFS_ST_SINGLE_READ,
-    DBFS_ST_SINGLE_WRITE_FULL,
-    DBFS_ST_SINGLE_WRITE_PART,
-    DBFS_ST_SINGLE_WRITE_PART64,
-    DBFS_ST_WRITE,
-    DBFS_ST_TAB_READ,
-    DBFS_ST_NWORKER,
-    DBFS_ST_ADM_LOCK = DBFS_ST_NWORKER,
-    DBFS_ST_ADM_EXISTS,
-    DBFS_ST_ADM_FACTS,
-    DBFS_ST_ADM_FS_INSERT,
-    DBFS_ST_ADM_ROOT_INSERT,
-    DBFS_ST_ADM_SET_DIGEST,
-    DBFS_ST_ADM_SET_VERSION,
-    DBFS_ST_ADM_SET_THRESHOLD,
-    DBFS_ST_ADM_THRESHOLD,
-    /* pgnfs du / find (dbfs_admin.c) */
-    DBFS_ST_ADMIN_LOOKUP,
-    DBFS_ST_ADMIN_DU,
-    DBFS_ST_ADMIN_FIND,
-    /* pgnfs fsck (dbfs_fsck.c) */
-    DBFS_ST_FSCK_ISOLATION,
-    DBFS_ST_FSCK_CHECK,
-    DBFS_ST_COUNT
-} dbfs_stmt;
-
-typedef struct {
-    const char *name; /* the prepared statement's name */
-    const char *sql;
-} dbfs_stmt_def;
-
-extern const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT];
-/* A script that drops every pgnfs object (mkfs with force). */
-extern const char dbfs_sql_drop_all[];
-
-/* Attribute columns as every statement returns them, in this order. */
-#define DBFS_ATTR_NCOLS 15
-/* Columns of a metadata function's row: status, role, attributes. */
-#define DBFS_FN_NCOLS (2 + DBFS_ATTR_NCOLS)
-
-/* Roles of metadata function rows (schema type pgnfs_result). */
-enum {
-    DBFS_ROLE_NONE = 0,
-    DBFS_ROLE_OBJ = 1,
-    DBFS_ROLE_PRE = 2,
-    DBFS_ROLE_POST = 3,
-    DBFS_ROLE_PRE2 = 4,
-    DBFS_ROLE_POST2 = 5,
-    /* An object whose name a REMOVE or RENAME took away (metadata caches):
-     * VICTIM its attributes after, when it still exists; GONE its
-     * attributes before, when it no longer exists. */
-    DBFS_ROLE_VICTIM = 6,
-    DBFS_ROLE_GONE = 7,
-    DBFS_ROLE_COUNT = 8
-};
-
-/* --- binary parameters (dbfs_wire.c) ------------------------------------ */
-
-#define DBFS_PARAMS_MAX 24
-
-typedef struct {
-    int n;
-    const char *values[DBFS_PARAMS_MAX];
-    int lengths[DBFS_PARAMS_MAX];
-    int formats[DBFS_PARAMS_MAX];
-    unsigned char fixed[DBFS_PARAMS_MAX][8];
-    unsigned char groups[20 + 12 * DBFS_NGROUPS_MAX];
-} dbfs_params;
-
-void dbfs_params_init(dbfs_params *p);
-void dbfs_param_i2(dbfs_params *p, int16_t v);
-void dbfs_param_i4(dbfs_params *p, int32_t v);
-void dbfs_param_i8(dbfs_params *p, int64_t v);
-void dbfs_param_bool(dbfs_params *p, bool v);
-void dbfs_param_null(dbfs_params *p);
-/* A bytea (or text) value; data must stay valid until the batch is sent. */
-void dbfs_param_bytes(dbfs_params *p, const void *data, size_t len);
-/* Three parameters: uid int8, gid int8, groups int8[]. */
-void dbfs_param_cred(dbfs_params *p, const dbfs_cred *cred);
-
-/* --- binary results (dbfs_wire.c) --------------------------------------- */
-
-bool dbfs_get_null(const PGresult *r, int row, int col);
-int16_t dbfs_get_i2(const PGresult *r, int row, int col);
-int32_t dbfs_get_i4(const PGresult *r, int row, int col);
-int64_t dbfs_get_i8(const PGresult *r, int row, int col);
-/* DBFS_ATTR_NCOLS attribute columns starting at col. */
-void dbfs_get_attr(const PGresult *r, int row, int col, dbfs_attr *a);
-
-/* A metadata function's answer, parsed (dbfs_fnres_parse). */
-typedef struct {
-    int status; /* 0 or a negative errno */
-    bool have[DBFS_ROLE_COUNT];
-    dbfs_attr attr[DBFS_ROLE_COUNT];
-} dbfs_fnres;
-
-/*
- * dbfs_fnres_parse -- read the rows of a metadata function (status, role,
- * attributes). Returns 0 (out->status holds the operation's status), or
- * -EIO if the rows are malformed (logged).
- */
-int dbfs_fnres_parse(const PGresult *r, const char *what, dbfs_fnres *out);
-
-/* Fill *w from roles pre and post of f (either may be missing). w may be
- * NULL. */
-void dbfs_wcc_from(dbfs_wcc *w, const dbfs_fnres *f, int pre, int post);
-
-/* Fill *w (may be NULL) from the attributes before and after. */
-void dbfs_wcc_of(dbfs_wcc *w, const dbfs_attr *pre, const dbfs_attr *post);
-
-/* Map a Linux errno number (as the SQL functions return) to -errno here;
- * unknown numbers are -EIO (logged). */
-int dbfs_errno_from_linux(int linux_errno);
-
-/* --- batches on a worker connection (dbfs_conn.c) ------------------------ */
-
-struct dbfs_conn {
-    dbfs *fs;
-    PGconn *pg;
-    uint64_t round_trips;
-    bool ready; /* connected, in pipeline mode, statements prepared */
-    /* The current batch: the statements queued, how many results were
-     * taken, and the first error (0 if none). */
-    dbfs_stmt *queued;
-    size_t nqueued, cap, ntaken;
-    bool synced;
-    int err;
-};
-
-/* Start a batch; reconnects a broken connection first. Returns 0 or
- * -EAGAIN (no connection; logged). */
-int dbfs_batch_begin(dbfs_conn *c);
-/* Queue statement id. Failures are remembered and returned by
- * dbfs_batch_end(); the return value says whether it was queued (0). */
-int dbfs_batch_add(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p);
-/* End the queue with a Sync: one round trip. */
-int dbfs_batch_sync(dbfs_conn *c);
-/*
- * dbfs_batch_result -- the result of the next queued statement, in order.
- * Returns 0 and *res (tuples or command OK; caller clears), or the batch's
- * first error with *res NULL (also for statements skipped after an error).
- */
-int dbfs_batch_result(dbfs_conn *c, PGresult **res);
-/* Drain the rest of the batch; returns its first error (0 if none) and
- * resets the connection if it broke. */
-int dbfs_batch_end(dbfs_conn *c);
-
-/*
- * dbfs_exec -- run one statement as its own batch (one round trip),
- * retrying serialization failures and deadlocks. Returns 0 and *res
- * (caller clears) or a negative errno with *res NULL.
- */
-int dbfs_exec(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p, PGresult **res);
-
-/* Before attempt `attempt` (1, 2, ...) of an operation that failed with
- * DBFS_ERETRY: sleeps a short jittered while and returns true, or returns
- * false when the attempts are used up. */
-bool dbfs_retry_wait(int attempt);
-
-/* --- small shared helpers (dbfs_wire.c) ---------------------------------- */
-
-/* The server's clock in nanoseconds since the epoch. */
-int64_t dbfs_now_ns(void);
-
-/* Check a name for a call: 0, -ENAMETOOLONG (over DBFS_NAME_MAX bytes),
- * -EINVAL (contains '/'), or `if_empty` for "". "." and ".." pass; callers
- * decide what they mean. */
-int dbfs_name_check(const char *name, int if_empty);
-bool dbfs_name_is_dot(const char *name);
-bool dbfs_name_is_dotdot(const char *name);
-
-/* --- the chunk buffer cache (dbfs_data.c) ---------------------------------- */
-
-/* Open fs->chunks as cfg asks (left NULL when the size is 0). Returns 0,
- * -EINVAL (a size too small for one chunk; logged) or -ENOMEM. */
-int dbfs_chunks_open(dbfs *fs, const dbfs_config *cfg);
-/* Free fs->chunks (NULL is fine). */
-void dbfs_chunks_close(dbfs *fs);
-/* The chunk cache's figures as one dbfs_cache_stats() row ("buffer"). */
-void dbfs_chunks_figures(const dbfs *fs, dbfs_cache_figures *out);
-
-/* --- the write path (dbfs_data.c) ---------------------------------------- */
-
-struct store_write;
-struct store_piece;
-
-/*
- * dbfs_data_pieces -- cut a write (w->off, w->len > 0) of the file bytes
- * `data` into its pieces, one per chunk, encoded as the file system
- * stores them; fills w->pieces, npieces, data and data_len. The
- * caller frees *pieces and *buf (the encoded bytes; NULL for binary) after
- * the batch. Returns 0 or -ENOMEM.
- */
-int dbfs_data_pieces(const dbfs_info *info, const void *data, struct store_write *w,
-                     struct store_piece **pieces, void **buf);
-
-/*
- * dbfs_data_store -- store the writes ws[0 .. n) (n >= 1, all of file fh)
- * in one batch: one round trip, one transaction, rerun on serialization
- * failures. Returns 0 with *pre (the attributes before the first write)
- * and *post (after the last); or the first error the layout's statements
- * raised (-ESTALE, -EISDIR, -EINVAL, -EACCES, -ENOSPC), -ENOMEM, -EAGAIN or
- * -EIO, and nothing is stored. The stat cache sees the change and the
- * chunk buffer cache learns the pieces written.
- */
-int dbfs_data_store(dbfs_conn *c, dbfs_fh fh, const struct store_write *ws, size_t n,
-                    dbfs_attr *pre, dbfs_attr *post);
-
-/*
- * dbfs_write_sync -- one WRITE stored at once (DBFS_FILE_SYNC): the
- * caller's permission checked in the database, setuid/setgid cleared for
- * a non-root writer. Returns as dbfs_data_store; *wcc filled on success.
- */
-int dbfs_write_sync(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, const void *data,
-                    uint32_t len, dbfs_wcc *wcc);
-
-/* dbfs_getattr_db -- the attributes of fh as the database holds them
- * (stat cache or one round trip), without buffered writes. Returns as
- * dbfs_getattr. */
-int dbfs_getattr_db(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out);
-
-/* --- write-back of UNSTABLE writes (dbfs_wb.c) ---------------------------- */
-
-/* The default per-file flush size. */
-#define DBFS_WB_FILE_BYTES (8u << 20)
-
-/* Open fs->wb as cfg asks (NULL when writeback_bytes is 0). Returns 0,
- * -EINVAL or -ENOMEM. dbfs_wb_close frees it (warns when it still holds
- * data: flush with dbfs_wb_flush_due first). */
-int dbfs_wb_open(dbfs *fs, const dbfs_config *cfg);
-void dbfs_wb_close(dbfs *fs);
-
-/* After a write failed for lack of space: for DBFS_WB_FULL_US, UNSTABLE
- * writes are not buffered (dbfs_data_store sets and clears it). */
-#define DBFS_WB_FULL_US (5 * 1000000)
-void dbfs_wb_note_space(dbfs *fs, int rc);
-
-/* Does any file hold buffered data? Cannot fail. */
-bool dbfs_wb_holds_any(const dbfs *fs);
-
-/* Apply to *a what the buffer holds of its file: size at least the end of
- * the data held, mtime and ctime at least its latest write. Cannot fail. */
-void dbfs_wb_overlay(dbfs *fs, dbfs_attr *a);
-
-/*
- * dbfs_wb_write -- buffer an UNSTABLE write after checking it. Returns 0
- * (buffered; *wcc filled), -EWOULDBLOCK (not buffered: the caller stores it
- * with dbfs_wb_write_through), or what the check found: -ESTALE,
- * -EISDIR, -EINVAL, -EACCES, -EAGAIN, -EIO.
- */
-int dbfs_wb_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, const void *data,
-                  uint32_t len, dbfs_wcc *wcc);
-
-/*
- * dbfs_wb_write_through -- store a write now (stable): first what the
- * file holds buffered, then the write. Returns as dbfs_write_sync, or
- * -EAGAIN when the buffered data could not be stored.
- */
-int dbfs_wb_write_through(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off,
-                          const void *data, uint32_t len, dbfs_wcc *wcc);
-
-/*
- * dbfs_wb_flush -- store what file ino holds, waiting for a flush of it in
- * flight. Returns 0 (*flushed says whether there was anything; if there
- * was, *pre the attributes before as clients saw them and *post those
- * after, both with writes buffered meanwhile),
- * -EAGAIN (kept for later), or -ESTALE, -ENOSPC, -EIO (dropped; a later
- * dbfs_wb_error reports it unless it was -ESTALE). pre, post and flushed
- * may be NULL.
- */
-int dbfs_wb_flush(dbfs_conn *c, uint64_t ino, dbfs_attr *pre, dbfs_attr *post, bool *flushed);
-
-/* The error a dropped flush of ino left, cleared by the call; 0 if none. */
-int dbfs_wb_error(dbfs *fs, uint64_t ino);
-
-/* --- chunk encodings (dbfs_codec.c) -------------------------------------- */
-
-/* Stored bytes of n file bytes in encoding e (a base64 value has no line
- * breaks and no terminator). Cannot fail. */
-size_t dbfs_codec_enc_len(dbfs_encoding e, size_t n);
-/* Encode n bytes of src into dst, which has room for dbfs_codec_enc_len()
- * plus one byte (the encoder writes a NUL after the text). Returns the
- * stored length. Cannot fail. */
-size_t dbfs_codec_encode(dbfs_encoding e, const void *src, size_t n, void *dst);
-/* Decode the stored value src (len bytes) into dst, which has room for
- * `room` bytes. Returns the number of file bytes, or -EIO for a value that
- * is not a valid encoding or does not fit (logged). */
-int64_t dbfs_codec_decode(dbfs_encoding e, const void *src, size_t len, void *dst, size_t room);
-
-/* --- metadata caches (dbfs_cache.c) --------------------------------------
- *
- * The stat and naming caches (cache/cache_stat.h, cache/cache_name.h) seen
- * from dbfs. Every call is a no-op when the caches are off. The protocol
- * (cache/cache_lru.h) in dbfs terms:
- *
- *   read:      dbfs_cache_read_begin(fs, &op) before the statement; then
- *              dbfs_cache_put_*(&op, what was read); dbfs_cache_end(&op).
- *   mutation:  dbfs_cache_mut_begin(fs, &op, inodes, dirs) before the
- *              transaction, naming every inode whose attributes it may
- *              change and every directory whose names it may change that
- *              are known beforehand; after it: dbfs_cache_put_*() for what
- *              it committed or read, dbfs_cache_put_new() for an inode it
- *              created, dbfs_cache_victim() for an inode it changed that
- *              was not named at begin; dbfs_cache_lost() when the outcome
- *              is unknown; then dbfs_cache_end(&op) on every path.
- *
- * The data path (dbfs_data.c) brackets a WRITE with dbfs_cache_file_begin()
- * and dbfs_cache_file_end(), which stores the post-write attributes. */
-
-typedef struct dbfs_cache dbfs_cache;
-
-typedef struct {
-    dbfs_cache *cache;          /* NULL: caches off, every call a no-op */
-    cache_lru_ticket st_ticket; /* taken at begin */
-    cache_lru_ticket nm_ticket; /* taken at begin */
-    bool mut;
-    /* mutations only: what they hold */
-    cache_lru_mut st_mut, nm_mut;
-    uint64_t inos[CACHE_LRU_MUT_MAX], dirs[CACHE_LRU_MUT_MAX];
-    unsigned ninos, ndirs;
-} dbfs_cache_op;
-
-/* Open fs->cache as cfg asks (NULL when every cache is off). Returns 0 or
- * -ENOMEM. dbfs_cache_close frees it (NULL is fine). */
-int dbfs_cache_open(dbfs *fs, const dbfs_config *cfg);
-void dbfs_cache_close(dbfs *fs);
-
-/* Lookups. dbfs_cache_attr: 0 and *out (hit), -ESTALE (known gone or
- * another generation), -ENOENT (miss, or off). dbfs_cache_name: a
- * cache_name_result (CACHE_NAME_MISS when off). */
-int dbfs_cache_attr(dbfs *fs, dbfs_fh fh, dbfs_attr *out);
-cache_name_result dbfs_cache_name(dbfs *fs, uint64_t dir, const char *name, dbfs_fh *out);
-/* The listing cache (cache/cache_dir.h; dbfs_dirlist.c), NULL when off. */
-cache_dir *dbfs_cache_dir(dbfs *fs);
-
-/* --- READDIR from the listing cache (dbfs_dirlist.c) --------------------- */
-
-/* Set *o to a (or to "no attributes" for NULL); o may be NULL.
- * (dbfs_names.c) */
-void dbfs_attr_opt_set(dbfs_attr_opt *o, const dbfs_attr *a);
-
-/* Append an entry to e[*n] (room is the caller's); the name is copied (len
- * bytes). Returns 0 or -ENOMEM. (dbfs_names.c) */
-int dbfs_dirent_add(dbfs_dirent *e, size_t *n, uint64_t cookie, uint64_t ino, const char *name,
-                    size_t len, const dbfs_attr *attr);
-/* dbfs_dirent_dots -- append "." (position 1: dir) and ".." (position 2:
- * parent_ino, with *parent's attributes) for positions first ..
- * first + count - 1, with attributes when plus. Returns 0 or -ENOMEM. */
-int dbfs_dirent_dots(dbfs_dirent *e, size_t *n, uint32_t first, uint32_t count,
-                     const dbfs_attr *dir, uint64_t parent_ino, const dbfs_attr *parent, bool plus);
-
-/* A page as dbfs_readdir answers it, from the caches alone: 0, or -ENOENT
- * when it cannot (then the database answers). *fetch says whether the
- * database path should also fetch the whole listing (DBFS_ST_LISTING). */
-int dbfs_dirlist_serve(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cookie,
-                       uint32_t max_entries, bool plus, dbfs_dirent **entries, size_t *n, bool *eof,
-                       dbfs_attr_opt *dir_attr, bool *fetch);
-/* The row limit for DBFS_ST_LISTING (0: the cache is off). */
-int64_t dbfs_dirlist_limit(dbfs *fs);
-/* Store what DBFS_ST_LISTING read for dir (r may be NULL). */
-void dbfs_dirlist_fill(dbfs *fs, dbfs_fh dir, const PGresult *r);
-
-void dbfs_cache_read_begin(dbfs *fs, dbfs_cache_op *op);
-/* inos: up to CACHE_LRU_MUT_MAX inodes; dirs: up to CACHE_LRU_MUT_MAX. */
-void dbfs_cache_mut_begin(dbfs *fs, dbfs_cache_op *op, const uint64_t *inos, unsigned ninos,
-                          const uint64_t *dirs, unsigned ndirs);
-/* Attributes read or committed (stored if op holds the inode, else filled
- * as read: only for an inode the operation did not change). */
-void dbfs_cache_put_attr(dbfs_cache_op *op, const dbfs_attr *a);
-/* (fh) was found not to exist. */
-void dbfs_cache_put_gone(dbfs_cache_op *op, dbfs_fh fh);
-/* name in dir names obj (NULL: does not exist). */
-void dbfs_cache_put_name(dbfs_cache_op *op, uint64_t dir, const char *name, const dbfs_attr *obj);
-/* An inode the mutation created: nobody could have read it before. */
-void dbfs_cache_put_new(dbfs_cache_op *op, const dbfs_attr *a);
-/* An inode the mutation changed without naming it at begin: gone, or
- * changed (its entry is dropped). */
-void dbfs_cache_victim(dbfs_cache_op *op, const dbfs_attr *a, bool gone);
-/* The mutation's outcome is unknown (lost connection): forget everything
- * read before now. */
-void dbfs_cache_lost(dbfs_cache_op *op);
-/* End a read or mutation. Cannot fail. */
-void dbfs_cache_end(dbfs_cache_op *op);
-
-/* A change to one file's data and attributes (WRITE): begin before the
- * batch; end after it with its status and, on success, the attributes
- * after (NULL if not known: the entry is dropped). */
-void dbfs_cache_file_begin(dbfs_conn *c, dbfs_fh fh, dbfs_cache_op *op);
-void dbfs_cache_file_end(dbfs_cache_op *op, int rc, const dbfs_attr *post);
 
 #endif /* PGNFS_DBFS_INT_H */

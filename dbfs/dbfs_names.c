@@ -1,6 +1,7 @@
 /*
  * dbfs_names.c -- names: LOOKUP, CREATE, MKDIR, SYMLINK, MKNOD, REMOVE,
- * RMDIR, RENAME, LINK and READDIR(PLUS) (RFC 1813 3.3.3, 3.3.8 - 3.3.17).
+ * RMDIR, RENAME and LINK (RFC 1813 3.3.3, 3.3.8 - 3.3.15; READDIR is
+ * dbfs_readdir.c).
  *
  * NOTES
  *   Every call is at most one round trip; a LOOKUP whose directory, name
@@ -8,16 +9,14 @@
  *   change tells the caches what it changed (the table in dbfs_cache.c's
  *   header), from the rows its function returns. Changes are the PL/pgSQL
  *   functions of schema/functions/ (one statement, one transaction, all
- *   checks before any change, wcc read under the lock); lookups and
- *   listings are SELECTs whose permission checks happen here with
+ *   checks before any change, wcc read under the lock); lookups are
+ *   SELECTs whose permission checks happen here with
  *   dbfs_perm_allows(). Names are checked here before any round trip:
  *   longer than DBFS_NAME_MAX is -ENAMETOOLONG, a '/' is -EINVAL, and
  *   "", "." and ".." get the error Linux's system calls give (each call's
  *   comment says which), since an NFS client resolves those itself.
  *
  *   Output structs may be NULL when the caller does not want them.
- *   Readdir entries and their names are malloc'd; dbfs_dirents_free()
- *   releases them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,36 +24,35 @@
 
 #include <glib.h>
 
-#include "dbfs_int.h"
+#include "dbfs_cache.h"
+#include "dbfs_dirent.h"
+#include "dbfs_perm.h"
+#include "dbfs_wb.h"
 
-/* dbfs_attr_opt_set -- see dbfs_int.h. */
-void dbfs_attr_opt_set(dbfs_attr_opt *o, const dbfs_attr *a)
-{
-    if (!o)
-        return;
-    o->valid = a != NULL;
-    if (a)
-        o->attr = *a;
-    else
-        memset(&o->attr, 0, sizeof o->attr);
-}
+/* The mode of a new file when the caller sets none (a symbolic link's is
+ * always DBFS_MODE_LINK). */
+#define DBFS_MODE_FILE_DEFAULT 0644u
+#define DBFS_MODE_DIR_DEFAULT  0755u
+#define DBFS_MODE_LINK         0777u
 
-/* The cached answer of a LOOKUP, or DBFS_ERETRY when the caches cannot
- * give it (a miss anywhere: the caller asks the database). */
-static int dbfs_lookup_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
-                              dbfs_attr *obj, dbfs_attr_opt *dir_attr)
+/* The cached answer of a LOOKUP: true and *rc (the answer, with the
+ * outputs filled as dbfs_lookup fills them), or false when the caches
+ * cannot give it (a miss anywhere: the caller asks the database). */
+static bool dbfs_lookup_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+                               dbfs_attr *obj, dbfs_attr_opt *dir_attr, int *rc)
 {
     dbfs_attr d, o;
     dbfs_fh ofh;
-    int rc = dbfs_cache_attr(c->fs, dir, &d);
 
-    if (rc == -ESTALE)
-        return rc;
-    if (rc != 0)
-        return DBFS_ERETRY;
-    if (d.type != DBFS_DIR || !dbfs_perm_allows(&d, cred, 1)) {
+    *rc = dbfs_cache_attr(c->fs, dir, &d);
+    if (*rc == -ESTALE)
+        return true;
+    if (*rc != 0)
+        return false;
+    if (d.type != DBFS_DIR || !dbfs_perm_allows(&d, cred, DBFS_MAY_EXEC)) {
         dbfs_attr_opt_set(dir_attr, &d);
-        return d.type != DBFS_DIR ? -ENOTDIR : -EACCES;
+        *rc = d.type != DBFS_DIR ? -ENOTDIR : -EACCES;
+        return true;
     }
     if (dbfs_name_is_dot(name)) {
         o = d;
@@ -62,18 +60,61 @@ static int dbfs_lookup_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, 
         switch (dbfs_cache_name(c->fs, dir.ino, name, &ofh)) {
         case CACHE_NAME_ABSENT:
             dbfs_attr_opt_set(dir_attr, &d);
-            return -ENOENT;
+            *rc = -ENOENT;
+            return true;
         case CACHE_NAME_FOUND:
             if (dbfs_cache_attr(c->fs, ofh, &o) != 0)
-                return DBFS_ERETRY;
+                return false;
             break;
         default:
-            return DBFS_ERETRY;
+            return false;
         }
     }
     dbfs_attr_opt_set(dir_attr, &d);
     if (obj)
         *obj = o;
+    *rc = 0;
+    return true;
+}
+
+/*
+ * What the database answered a LOOKUP (statement id: DBFS_ST_GETATTR for
+ * ".", DBFS_ST_PARENT for "..", else DBFS_ST_LOOKUP; r its rows: the
+ * directory, and the object's columns, NULL when there is none): the
+ * caches learn it, then the checks as dbfs_lookup's comment lists them.
+ */
+static int dbfs_lookup_answer(dbfs_conn *c, const dbfs_cred *cred, dbfs_cache_op *op, dbfs_fh dir,
+                              const char *name, dbfs_stmt id, const PGresult *r, dbfs_attr *obj,
+                              dbfs_attr_opt *dir_attr)
+{
+    bool none; /* no object columns: ".", or no such name */
+    dbfs_attr d, o;
+
+    if (PQntuples(r) == 0) {
+        dbfs_cache_put_gone(op, dir);
+        return -ESTALE;
+    }
+    none = id == DBFS_ST_GETATTR || dbfs_get_null(r, 0, DBFS_ATTR_NCOLS);
+    dbfs_get_attr(r, 0, 0, &d);
+    dbfs_cache_put_attr(op, &d);
+    if (!none) {
+        dbfs_get_attr(r, 0, DBFS_ATTR_NCOLS, &o);
+        dbfs_cache_put_attr(op, &o);
+    }
+    if (id == DBFS_ST_LOOKUP && (!none || d.type == DBFS_DIR))
+        dbfs_cache_put_name(op, dir.ino, name, none ? NULL : &o);
+    dbfs_attr_opt_set(dir_attr, &d);
+    if (d.type != DBFS_DIR)
+        return -ENOTDIR;
+    if (!dbfs_perm_allows(&d, cred, DBFS_MAY_EXEC))
+        return -EACCES;
+    if (none && id == DBFS_ST_LOOKUP)
+        return -ENOENT;
+    /* ".", and ".." of the root (its own parent), are the directory. */
+    if (obj)
+        *obj = none ? d : o;
+    if (obj && !none)
+        dbfs_wb_overlay(c->fs, obj);
     return 0;
 }
 
@@ -89,8 +130,6 @@ int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *na
     dbfs_params p;
     PGresult *r = NULL;
     dbfs_cache_op op;
-    dbfs_attr d;
-    bool dot = false;
     dbfs_stmt id = DBFS_ST_LOOKUP;
     int rc;
 
@@ -99,66 +138,26 @@ int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *na
     if (rc != 0)
         return rc;
     if (!dbfs_name_is_dotdot(name)) {
-        rc = dbfs_lookup_cached(c, cred, dir, name, obj, dir_attr);
-        if (rc != DBFS_ERETRY) {
+        if (dbfs_lookup_cached(c, cred, dir, name, obj, dir_attr, &rc)) {
             if (rc == 0 && obj)
                 dbfs_wb_overlay(c->fs, obj);
             return rc;
         }
         dbfs_attr_opt_set(dir_attr, NULL);
     }
-    dbfs_cache_read_begin(c->fs, &op);
     dbfs_params_init(&p);
     dbfs_param_i8(&p, (int64_t)dir.ino);
     dbfs_param_i4(&p, (int32_t)dir.gen);
-    if (dbfs_name_is_dot(name)) {
-        dot = true;
+    if (dbfs_name_is_dot(name))
         id = DBFS_ST_GETATTR;
-    } else if (dbfs_name_is_dotdot(name)) {
+    else if (dbfs_name_is_dotdot(name))
         id = DBFS_ST_PARENT;
-    } else {
+    else
         dbfs_param_bytes(&p, name, strlen(name));
-    }
+    dbfs_cache_read_begin(c->fs, &op);
     rc = dbfs_exec(c, id, &p, &r);
-    if (rc != 0)
-        goto out;
-    if (PQntuples(r) == 0) {
-        dbfs_cache_put_gone(&op, dir);
-        rc = -ESTALE;
-        goto out;
-    }
-    dbfs_get_attr(r, 0, 0, &d);
-    dbfs_cache_put_attr(&op, &d);
-    if (!dot && !dbfs_get_null(r, 0, DBFS_ATTR_NCOLS)) {
-        dbfs_attr o;
-        dbfs_get_attr(r, 0, DBFS_ATTR_NCOLS, &o);
-        dbfs_cache_put_attr(&op, &o);
-        if (id == DBFS_ST_LOOKUP)
-            dbfs_cache_put_name(&op, dir.ino, name, &o);
-    } else if (id == DBFS_ST_LOOKUP && d.type == DBFS_DIR) {
-        dbfs_cache_put_name(&op, dir.ino, name, NULL);
-    }
-    dbfs_attr_opt_set(dir_attr, &d);
-    if (d.type != DBFS_DIR) {
-        rc = -ENOTDIR;
-    } else if (!dbfs_perm_allows(&d, cred, 1)) {
-        rc = -EACCES;
-    } else if (dot) {
-        if (obj)
-            *obj = d;
-    } else if (dbfs_get_null(r, 0, DBFS_ATTR_NCOLS)) {
-        /* No entry; for "..", the root, which is its own parent. */
-        if (id == DBFS_ST_PARENT) {
-            if (obj)
-                *obj = d;
-        } else {
-            rc = -ENOENT;
-        }
-    } else if (obj) {
-        dbfs_get_attr(r, 0, DBFS_ATTR_NCOLS, obj);
-        dbfs_wb_overlay(c->fs, obj);
-    }
-out:
+    if (rc == 0)
+        rc = dbfs_lookup_answer(c, cred, &op, dir, name, id, r, obj, dir_attr);
     dbfs_cache_end(&op);
     PQclear(r);
     return rc;
@@ -239,7 +238,7 @@ static int dbfs_make(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const cha
     dbfs_param_i4(&p, (int32_t)major);
     dbfs_param_i4(&p, (int32_t)minor);
     dbfs_param_i4(&p, (int32_t)s.set);
-    dbfs_param_i4(&p, (int32_t)(s.mode & 07777));
+    dbfs_param_i4(&p, (int32_t)(s.mode & DBFS_MODE_MASK));
     dbfs_param_i8(&p, s.uid);
     dbfs_param_i8(&p, s.gid);
     dbfs_param_i8(&p, (int64_t)((s.set & DBFS_SET_SIZE) ? s.size : 0));
@@ -294,7 +293,8 @@ int dbfs_create(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *na
         if (rc == -EAGAIN)
             return rc;
     }
-    return dbfs_make(c, cred, dir, name, DBFS_REG, how, verf, NULL, 0, 0, sa, 0644, obj, dir_wcc);
+    return dbfs_make(c, cred, dir, name, DBFS_REG, how, verf, NULL, 0, 0, sa,
+                     DBFS_MODE_FILE_DEFAULT, obj, dir_wcc);
 }
 
 /*
@@ -305,8 +305,8 @@ int dbfs_create(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *na
 int dbfs_mkdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
                const dbfs_sattr *sa, dbfs_attr *obj, dbfs_wcc *dir_wcc)
 {
-    return dbfs_make(c, cred, dir, name, DBFS_DIR, DBFS_CREATE_GUARDED, 0, NULL, 0, 0, sa, 0755,
-                     obj, dir_wcc);
+    return dbfs_make(c, cred, dir, name, DBFS_DIR, DBFS_CREATE_GUARDED, 0, NULL, 0, 0, sa,
+                     DBFS_MODE_DIR_DEFAULT, obj, dir_wcc);
 }
 
 /*
@@ -324,8 +324,8 @@ int dbfs_symlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *n
         return -ENOENT;
     if (strnlen(target, DBFS_PATH_MAX + 1) > DBFS_PATH_MAX)
         return -ENAMETOOLONG;
-    return dbfs_make(c, cred, dir, name, DBFS_LNK, DBFS_CREATE_GUARDED, 0, target, 0, 0, sa, 0777,
-                     obj, dir_wcc);
+    return dbfs_make(c, cred, dir, name, DBFS_LNK, DBFS_CREATE_GUARDED, 0, target, 0, 0, sa,
+                     DBFS_MODE_LINK, obj, dir_wcc);
 }
 
 /*
@@ -346,8 +346,8 @@ int dbfs_mknod(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *nam
         major = minor = 0;
     if (major > INT32_MAX || minor > INT32_MAX)
         return -EINVAL;
-    return dbfs_make(c, cred, dir, name, type, DBFS_CREATE_GUARDED, 0, NULL, major, minor, sa, 0644,
-                     obj, dir_wcc);
+    return dbfs_make(c, cred, dir, name, type, DBFS_CREATE_GUARDED, 0, NULL, major, minor, sa,
+                     DBFS_MODE_FILE_DEFAULT, obj, dir_wcc);
 }
 
 /* REMOVE and RMDIR: pgnfs_remove (50_remove.sql). */
@@ -536,200 +536,4 @@ int dbfs_link(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh file, dbfs_fh dir, co
             dbfs_wb_overlay(c->fs, &file_attr->attr);
     }
     return f.status;
-}
-
-/* dbfs_dirents_free -- free what dbfs_readdir returned (NULL is ignored). */
-void dbfs_dirents_free(dbfs_dirent *entries, size_t n)
-{
-    if (!entries)
-        return;
-    for (size_t i = 0; i < n; i++)
-        free(entries[i].name);
-    free(entries);
-}
-
-/* dbfs_dirent_add -- see dbfs_int.h. */
-int dbfs_dirent_add(dbfs_dirent *e, size_t *n, uint64_t cookie, uint64_t ino, const char *name,
-                    size_t len, const dbfs_attr *attr)
-{
-    dbfs_dirent *d = &e[*n];
-
-    memset(d, 0, sizeof *d);
-    d->name = malloc(len + 1);
-    if (!d->name)
-        return -ENOMEM;
-    memcpy(d->name, name, len);
-    d->name[len] = 0;
-    d->cookie = cookie;
-    d->ino = ino;
-    if (attr) {
-        d->has_attr = true;
-        d->attr = *attr;
-    }
-    (*n)++;
-    return 0;
-}
-
-/* dbfs_dirent_dots -- see dbfs_int.h. */
-int dbfs_dirent_dots(dbfs_dirent *e, size_t *n, uint32_t first, uint32_t count,
-                     const dbfs_attr *dir, uint64_t parent_ino, const dbfs_attr *parent, bool plus)
-{
-    int rc = 0;
-
-    for (uint32_t k = first; rc == 0 && k < first + count; k++) {
-        if (k == 1)
-            rc = dbfs_dirent_add(e, n, 1, dir->ino, ".", 1, plus ? dir : NULL);
-        else
-            rc = dbfs_dirent_add(e, n, 2, parent_ino, "..", 2, plus ? parent : NULL);
-    }
-    return rc;
-}
-
-/*
- * dbfs_readdir -- see dbfs.h. From the caches when they hold the page
- * (dbfs_dirlist.c); else one round trip: the directory with its parent,
- * and the entries after the cookie (with their attributes for plus, from
- * the same JOIN), pipelined in one batch, with the whole listing for the
- * listing cache when this is its first page. "." and ".." have
- * cookies 1 and 2; entries have their naming.cookie (3 and up, given when
- * the name was made, so stable while it exists). A cookie that names no
- * entry resumes after its position. Errors: -ESTALE, -ENOTDIR, -EACCES
- * (needs read permission), -ENOMEM, -EAGAIN, -EIO; *dir_attr is filled
- * whenever the directory was read.
- */
-int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cookie,
-                 uint32_t max_entries, bool plus, dbfs_dirent **entries, size_t *n, bool *eof,
-                 dbfs_attr_opt *dir_attr)
-{
-    dbfs_params pd, pe, pl;
-    PGresult *rd = NULL, *re = NULL, *rl = NULL;
-    dbfs_cache_op op;
-    bool fetch;
-    dbfs_dirent *e = NULL;
-    dbfs_attr d, parent;
-    /* The dots still to list: "." is position 1, ".." position 2. */
-    uint32_t first_dot = cookie == 0 ? 1 : cookie == 1 ? 2 : 3;
-    uint32_t dots_left = 3 - first_dot;
-    uint32_t ndots = dots_left;
-    uint32_t want;
-    size_t got = 0, take;
-    int rows, rc;
-
-    *entries = NULL;
-    *n = 0;
-    *eof = false;
-    dbfs_attr_opt_set(dir_attr, NULL);
-    if (dbfs_dirlist_serve(c, cred, dir, cookie, max_entries, plus, entries, n, eof, dir_attr,
-                           &fetch) == 0)
-        return 0;
-    if (ndots > max_entries)
-        ndots = max_entries;
-    want = max_entries - ndots;
-
-    dbfs_params_init(&pd);
-    dbfs_param_i8(&pd, (int64_t)dir.ino);
-    dbfs_param_i4(&pd, (int32_t)dir.gen);
-    dbfs_params_init(&pe);
-    dbfs_param_i8(&pe, (int64_t)dir.ino);
-    /* Cookies are positive int8; a larger one lies past every entry. */
-    dbfs_param_i8(&pe,
-                  cookie > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(cookie > 2 ? cookie : 2));
-    dbfs_param_i8(&pe, (int64_t)want + 1);
-    /* The first page of a listing also fetches the whole listing for the
-     * cache, in the same round trip. */
-    dbfs_params_init(&pl);
-    dbfs_param_i8(&pl, (int64_t)dir.ino);
-    dbfs_param_i4(&pl, (int32_t)dir.gen);
-    dbfs_param_i8(&pl, dbfs_dirlist_limit(c->fs));
-    dbfs_cache_read_begin(c->fs, &op);
-    for (int attempt = 1;; attempt++) {
-        rc = dbfs_batch_begin(c);
-        if (rc != 0)
-            return rc;
-        dbfs_batch_add(c, DBFS_ST_PARENT, &pd);
-        dbfs_batch_add(c, plus ? DBFS_ST_READDIRPLUS : DBFS_ST_READDIR, &pe);
-        if (fetch)
-            dbfs_batch_add(c, DBFS_ST_LISTING, &pl);
-        dbfs_batch_sync(c);
-        dbfs_batch_result(c, &rd);
-        dbfs_batch_result(c, &re);
-        if (fetch)
-            dbfs_batch_result(c, &rl);
-        rc = dbfs_batch_end(c);
-        if (rc != DBFS_ERETRY)
-            break;
-        PQclear(rd);
-        PQclear(re);
-        PQclear(rl);
-        rd = re = rl = NULL;
-        if (!dbfs_retry_wait(attempt)) {
-            rc = -EAGAIN;
-            break;
-        }
-    }
-    if (rc != 0)
-        goto out;
-    if (PQntuples(rd) == 0) {
-        dbfs_cache_put_gone(&op, dir);
-        rc = -ESTALE;
-        goto out;
-    }
-    dbfs_get_attr(rd, 0, 0, &d);
-    dbfs_cache_put_attr(&op, &d);
-    dbfs_attr_opt_set(dir_attr, &d);
-    if (d.type != DBFS_DIR) {
-        rc = -ENOTDIR;
-        goto out;
-    }
-    if (!dbfs_perm_allows(&d, cred, 4)) {
-        rc = -EACCES;
-        goto out;
-    }
-    if (dbfs_get_null(rd, 0, DBFS_ATTR_NCOLS)) {
-        parent = d;
-    } else {
-        dbfs_get_attr(rd, 0, DBFS_ATTR_NCOLS, &parent);
-        dbfs_cache_put_attr(&op, &parent);
-    }
-
-    rows = PQntuples(re);
-    take = (size_t)rows < want ? (size_t)rows : want;
-    e = calloc((size_t)ndots + take + 1, sizeof *e);
-    if (!e) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    rc = dbfs_dirent_dots(e, &got, first_dot, ndots, &d, parent.ino, &parent, plus);
-    for (size_t i = 0; rc == 0 && i < take; i++) {
-        dbfs_attr a;
-
-        if (plus)
-            dbfs_get_attr(re, (int)i, 3, &a);
-        rc = dbfs_dirent_add(e, &got, (uint64_t)dbfs_get_i8(re, (int)i, 0),
-                             (uint64_t)dbfs_get_i8(re, (int)i, 1), PQgetvalue(re, (int)i, 2),
-                             (size_t)PQgetlength(re, (int)i, 2), plus ? &a : NULL);
-        /* READDIRPLUS read names and attributes in one snapshot: cache both. */
-        if (rc == 0 && plus) {
-            dbfs_cache_put_attr(&op, &a);
-            dbfs_cache_put_name(&op, dir.ino, e[got - 1].name, &a);
-            dbfs_wb_overlay(c->fs, &e[got - 1].attr);
-        }
-    }
-    if (rc != 0)
-        goto out;
-    if (fetch)
-        dbfs_dirlist_fill(c->fs, dir, rl);
-    /* Not at the end while dots were held back or more rows came than
-     * asked for. */
-    *eof = ndots == dots_left && (uint32_t)rows <= want;
-    *entries = e;
-    *n = got;
-    e = NULL;
-out:
-    dbfs_cache_end(&op);
-    dbfs_dirents_free(e, got);
-    PQclear(rd);
-    PQclear(re);
-    PQclear(rl);
-    return rc;
 }

@@ -13,7 +13,23 @@
  *   Credentials travel as three parameters: uid int8, gid int8, groups
  *   int8[] (dbfs_param_cred()). Times are int8 nanoseconds.
  */
-#include "dbfs_int.h"
+#include "dbfs_perm.h"
+#include "dbfs_sql.h"
+#include "dbfs_wire.h"
+
+/* Numbers of dbfs.h, dbfs_perm.h and dbfs_wire.h as SQL text. The admin
+ * statements run before (or without) the schema's named numbers
+ * (functions/05_const.sql), so the text holds the numbers themselves;
+ * the compiler checks them against the C names. */
+#define DBFS_SQL_ROOT_INO   "1"
+#define DBFS_SQL_T_REG      "1"
+#define DBFS_SQL_T_DIR      "2"
+#define DBFS_SQL_DIR_NLINK  "2" /* a new directory's link count: its name and "." */
+#define DBFS_SQL_MAY_READ   "4"
+#define DBFS_SQL_NS_PER_DAY "86400000000000"
+_Static_assert(DBFS_ROOT_INO == 1 && DBFS_REG == 1 && DBFS_DIR == 2 && DBFS_MAY_READ == 4 &&
+                   DBFS_NS_PER_DAY == INT64_C(86400000000000),
+               "the numbers of the SQL text are dbfs's");
 
 /* The attribute columns, optionally qualified: DBFS_ATTR_COLS("f."). */
 #define DBFS_ATTR_COLS(p)                                                                          \
@@ -44,12 +60,13 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                   " LEFT JOIN fileatt f ON f.inode = n.inode"
                                   " WHERE d.inode = $1::int8 AND d.generation = $2::int4"},
     /* A directory and its parent (NULLs for the root, which has no name). */
-    [DBFS_ST_PARENT] = {"pgnfs_parent",
-                        "SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
-                            "p.") " FROM fileatt d"
-                                  " LEFT JOIN naming n ON n.inode = d.inode AND d.type = 2"
-                                  " LEFT JOIN fileatt p ON p.inode = n.parent"
-                                  " WHERE d.inode = $1::int8 AND d.generation = $2::int4 LIMIT 1"},
+    [DBFS_ST_PARENT] =
+        {"pgnfs_parent",
+         "SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
+             "p.") " FROM fileatt d"
+                   " LEFT JOIN naming n ON n.inode = d.inode AND d.type = " DBFS_SQL_T_DIR
+                   " LEFT JOIN fileatt p ON p.inode = n.parent"
+                   " WHERE d.inode = $1::int8 AND d.generation = $2::int4 LIMIT 1"},
     [DBFS_ST_READLINK] = {"pgnfs_readlink",
                           "SELECT " DBFS_ATTR_COLS(
                               "") ", target FROM fileatt"
@@ -74,7 +91,7 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          " WHERE pn.inode = d.inode LIMIT 1), d.inode)"
          " LEFT JOIN naming n ON n.parent = d.inode"
          " LEFT JOIN fileatt f ON f.inode = n.inode"
-         " WHERE d.inode = $1::int8 AND d.generation = $2::int4 AND d.type = 2"
+         " WHERE d.inode = $1::int8 AND d.generation = $2::int4 AND d.type = " DBFS_SQL_T_DIR
          " ORDER BY n.cookie LIMIT $3::int8"},
     [DBFS_ST_SETATTR] = {"pgnfs_setattr",
                          "SELECT * FROM pgnfs_setattr($1::int8, $2::int4, " DBFS_CRED_ARGS(
@@ -110,12 +127,13 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                            " WHERE inode = $1::int8 RETURNING " DBFS_ATTR_COLS("")},
     /* relatime: atime moves on a permitted read when it is not later than
      * mtime or ctime, or a day old. */
-    [DBFS_ST_ATIME] = {"pgnfs_atime",
-                       "UPDATE fileatt SET atime = $3::int8, change = change + 1"
-                       " WHERE inode = $1::int8 AND generation = $2::int4 AND type = 1"
-                       " AND (atime <= mtime OR atime <= ctime"
-                       "      OR atime < $3::int8 - 86400000000000)"
-                       " AND pgnfs_may_io(fileatt, " DBFS_CRED_ARGS(4, 5, 6) ", 4)"},
+    [DBFS_ST_ATIME] =
+        {"pgnfs_atime",
+         "UPDATE fileatt SET atime = $3::int8, change = change + 1"
+         " WHERE inode = $1::int8 AND generation = $2::int4 AND type = " DBFS_SQL_T_REG
+         " AND (atime <= mtime OR atime <= ctime"
+         "      OR atime < $3::int8 - " DBFS_SQL_NS_PER_DAY ")"
+         " AND pgnfs_may_io(fileatt, " DBFS_CRED_ARGS(4, 5, 6) ", " DBFS_SQL_MAY_READ ")"},
     /* Database size, and the file count (reltuples; counted when the table
      * was never analyzed, which only a young, small table is). */
     [DBFS_ST_FSSTAT] = {"pgnfs_fsstat", "SELECT pg_database_size(current_database())::int8,"
@@ -178,7 +196,8 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_ADM_FACTS] = {"pgnfs_adm_facts",
                            "SELECT schema_version, fsid, storage, chunk_size, encoding,"
                            " handle_secret, functions_digest,"
-                           " (SELECT generation FROM fileatt WHERE inode = 1) FROM pgnfs_fs"},
+                           " (SELECT generation FROM fileatt WHERE inode = " DBFS_SQL_ROOT_INO
+                           ") FROM pgnfs_fs"},
     [DBFS_ST_ADM_FS_INSERT] = {"pgnfs_adm_fs_insert",
                                "INSERT INTO pgnfs_fs (schema_version, fsid, storage, chunk_size,"
                                " encoding, handle_secret) VALUES ($1::int4, $2::int8, $3::text,"
@@ -186,7 +205,8 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_ADM_ROOT_INSERT] = {"pgnfs_adm_root_insert",
                                  "INSERT INTO fileatt (inode, generation, type, mode, nlink, uid,"
                                  " gid, size, atime, mtime, ctime)"
-                                 " VALUES (1, $1::int4, 2, $2::int4, 2, $3::int8, $4::int8, 0,"
+                                 " VALUES (" DBFS_SQL_ROOT_INO ", $1::int4, " DBFS_SQL_T_DIR
+                                 ", $2::int4, " DBFS_SQL_DIR_NLINK ", $3::int8, $4::int8, 0,"
                                  " $5::int8, $5::int8, $5::int8)"},
     [DBFS_ST_ADM_SET_DIGEST] = {"pgnfs_adm_set_digest",
                                 "UPDATE pgnfs_fs SET functions_digest = $1::text"},
@@ -212,10 +232,10 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          "   WHERE f.inode = $1::int8"
          "  UNION ALL"
          "  SELECT n.inode, f.type, t.depth + 1, t.path || '\\x2f'::bytea || n.name,"
-         "         CASE WHEN f.type = 2 AND t.depth + 1 <= $2::int4"
+         "         CASE WHEN f.type = " DBFS_SQL_T_DIR " AND t.depth + 1 <= $2::int4"
          "              THEN t.anc || n.inode ELSE t.anc END"
          "    FROM t JOIN naming n ON n.parent = t.inode JOIN fileatt f ON f.inode = n.inode"
-         "   WHERE t.type = 2 AND t.depth < $3::int4),"
+         "   WHERE t.type = " DBFS_SQL_T_DIR " AND t.depth < $3::int4),"
          " d AS (SELECT inode, depth, path FROM t WHERE inode = anc[cardinality(anc)]),"
          " u AS (SELECT DISTINCT a.dir, t.inode FROM t, unnest(t.anc) AS a(dir)),"
          " s AS (SELECT u.dir, sum(f.used)::int8 AS used, sum(f.size)::int8 AS size,"
@@ -237,7 +257,7 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          "  SELECT n.inode, f.type, t.depth + 1, t.path || '\\x2f'::bytea || n.name, n.name,"
          "         f.mode, f.nlink, f.uid, f.gid, f.size, f.used, f.mtime"
          "    FROM t JOIN naming n ON n.parent = t.inode JOIN fileatt f ON f.inode = n.inode"
-         "   WHERE t.type = 2 AND t.depth < $4::int4)"
+         "   WHERE t.type = " DBFS_SQL_T_DIR " AND t.depth < $4::int4)"
          " SELECT path, depth, inode, type, mode, nlink, uid::int8, gid::int8, size, used, mtime"
          "   FROM t WHERE depth >= $3::int4"
          "    AND ($5::bytea IS NULL OR name LIKE $5::bytea)"

@@ -48,13 +48,15 @@
 #include <glib.h>
 
 #include "cache_wb.h"
-#include "dbfs_int.h"
-#include "store.h"
+#include "dbfs_data.h"
+#include "dbfs_fetch.h"
+#include "dbfs_perm.h"
+#include "dbfs_wb.h"
 
 /* Files the pressure path flushes before it gives up on buffering. */
 #define DBFS_WB_RELIEVE 2
 
-/* dbfs_wb_open -- see dbfs_int.h. */
+/* dbfs_wb_open -- see dbfs_wb.h. */
 int dbfs_wb_open(dbfs *fs, const dbfs_config *cfg)
 {
     cache_wb_opts o = {0};
@@ -74,7 +76,7 @@ int dbfs_wb_open(dbfs *fs, const dbfs_config *cfg)
     return 0;
 }
 
-/* dbfs_wb_close -- see dbfs_int.h. */
+/* dbfs_wb_close -- see dbfs_wb.h. */
 void dbfs_wb_close(dbfs *fs)
 {
     if (!fs)
@@ -90,22 +92,13 @@ void dbfs_wb_close(dbfs *fs)
     fs->wb = NULL;
 }
 
-/* dbfs_wb_note_space -- see dbfs_int.h: a store that ended with rc. */
-void dbfs_wb_note_space(dbfs *fs, int rc)
-{
-    if (rc == -ENOSPC)
-        atomic_store(&fs->wb_full_until_us, cache_wb_now_us() + DBFS_WB_FULL_US);
-    else if (rc == 0 && atomic_load(&fs->wb_full_until_us) != 0)
-        atomic_store(&fs->wb_full_until_us, 0);
-}
-
-/* dbfs_wb_holds_any -- see dbfs_int.h. */
+/* dbfs_wb_holds_any -- see dbfs_wb.h. */
 bool dbfs_wb_holds_any(const dbfs *fs)
 {
     return fs->wb && !cache_wb_empty(fs->wb);
 }
 
-/* dbfs_wb_overlay -- see dbfs_int.h. */
+/* dbfs_wb_overlay -- see dbfs_wb.h. */
 void dbfs_wb_overlay(dbfs *fs, dbfs_attr *a)
 {
     uint64_t end;
@@ -121,7 +114,17 @@ void dbfs_wb_overlay(dbfs *fs, dbfs_attr *a)
         a->ctime_ns = mtime;
 }
 
-/* dbfs_wb_error -- see dbfs_int.h. */
+/* dbfs_wb_attr -- see dbfs_wb.h. */
+int dbfs_wb_attr(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out)
+{
+    int rc = dbfs_fetch_attr(c, fh, out);
+
+    if (rc == 0 && out)
+        dbfs_wb_overlay(c->fs, out);
+    return rc;
+}
+
+/* dbfs_wb_error -- see dbfs_wb.h. */
 int dbfs_wb_error(dbfs *fs, uint64_t ino)
 {
     return fs->wb ? cache_wb_take_error(fs->wb, ino) : 0;
@@ -149,6 +152,53 @@ static bool dbfs_wb_continues(const cache_wb_piece *a, const cache_wb_piece *b, 
     return a->layer == b->layer && b->chunk == a->chunk + 1 && a->at + a->n == cs && b->at == 0;
 }
 
+/* The run pc[0 .. n) as the single layout's binary statements take it:
+ * the pieces where they are, no copy. bufs[2] gets the piece array.
+ * Returns 0 or -ENOMEM. */
+static int dbfs_wb_run_direct(const cache_wb_piece *pc, size_t n, store_write *w, void **bufs)
+{
+    store_piece *sp = calloc(n, sizeof *sp);
+
+    if (!sp)
+        return -ENOMEM;
+    for (size_t k = 0; k < n; k++)
+        sp[k] = (store_piece){.chunk = pc[k].chunk,
+                              .at = pc[k].at,
+                              .n = pc[k].n,
+                              .data = pc[k].data,
+                              .data_len = pc[k].n,
+                              .raw = pc[k].data};
+    bufs[2] = sp;
+    w->pieces = sp;
+    w->npieces = n;
+    w->data_len = w->len;
+    return 0;
+}
+
+/* The run pc[0 .. n) joined into one buffer (bufs[0], when n > 1) and cut
+ * into encoded pieces (dbfs_data_pieces: bufs[1] and bufs[2]). Returns 0
+ * or -ENOMEM. */
+static int dbfs_wb_run_encoded(const dbfs *fs, const cache_wb_piece *pc, size_t n, store_write *w,
+                               void **bufs)
+{
+    const void *data = pc[0].data;
+
+    if (n > 1) {
+        unsigned char *joined = malloc(w->len);
+        size_t at = 0;
+
+        if (!joined)
+            return -ENOMEM;
+        for (size_t k = 0; k < n; k++) {
+            memcpy(joined + at, pc[k].data, pc[k].n);
+            at += pc[k].n;
+        }
+        bufs[0] = joined;
+        data = joined;
+    }
+    return dbfs_data_pieces(&fs->info, data, w, (store_piece **)&bufs[2], &bufs[1]);
+}
+
 /*
  * Turn the taken pieces into store_writes (r), one per contiguous run,
  * stored by cred at now_ns; the pieces' memory stays the taken flush's.
@@ -170,77 +220,32 @@ static int dbfs_wb_make_runs(const dbfs *fs, dbfs_fh fh, const cache_wb_piece *p
             nruns++;
     r->w = calloc(nruns, sizeof *r->w);
     r->bufs = calloc(3 * nruns, sizeof *r->bufs);
-    if (!r->w || !r->bufs) {
+    if (!r->w || !r->bufs)
         rc = -ENOMEM;
-        goto err;
-    }
-    for (size_t i = 0; i < np;) {
+    for (size_t i = 0, j; rc == 0 && i < np; i = j) {
         store_write *w = &r->w[r->n];
-        size_t j = i + 1;
-        uint64_t len = pc[i].n;
-        const void *data = pc[i].data;
+        void **bufs = &r->bufs[3 * r->n];
 
-        while (j < np && dbfs_wb_continues(&pc[j - 1], &pc[j], cs))
-            len += pc[j++].n;
-        w->fh = fh;
-        w->cred = cred;
-        w->off = pc[i].chunk * cs + pc[i].at;
-        w->len = len;
-        w->now_ns = now_ns;
-        w->kill_priv = false;
+        *w = (store_write){.fh = fh,
+                           .cred = cred,
+                           .off = pc[i].chunk * cs + pc[i].at,
+                           .len = pc[i].n,
+                           .now_ns = now_ns};
+        for (j = i + 1; j < np && dbfs_wb_continues(&pc[j - 1], &pc[j], cs); j++)
+            w->len += pc[j].n;
         r->n++;
-        if (direct) {
-            /* The layout takes the pieces where they are: no copy. */
-            store_piece *sp = calloc(j - i, sizeof *sp);
-
-            if (!sp) {
-                rc = -ENOMEM;
-                goto err;
-            }
-            for (size_t k = i; k < j; k++)
-                sp[k - i] = (store_piece){.chunk = pc[k].chunk,
-                                          .at = pc[k].at,
-                                          .n = pc[k].n,
-                                          .data = pc[k].data,
-                                          .data_len = pc[k].n,
-                                          .raw = pc[k].data};
-            r->bufs[3 * (r->n - 1) + 2] = sp;
-            w->pieces = sp;
-            w->npieces = j - i;
-            w->data_len = len;
-            i = j;
-            continue;
-        }
-        if (j - i > 1) {
-            unsigned char *joined = malloc(len);
-            size_t at = 0;
-
-            if (!joined) {
-                rc = -ENOMEM;
-                goto err;
-            }
-            for (size_t k = i; k < j; k++) {
-                memcpy(joined + at, pc[k].data, pc[k].n);
-                at += pc[k].n;
-            }
-            r->bufs[3 * (r->n - 1)] = joined;
-            data = joined;
-        }
-        rc = dbfs_data_pieces(&fs->info, data, w, (store_piece **)&r->bufs[3 * (r->n - 1) + 2],
-                              &r->bufs[3 * (r->n - 1) + 1]);
-        if (rc != 0)
-            goto err;
-        i = j;
+        rc = direct ? dbfs_wb_run_direct(&pc[i], j - i, w, bufs)
+                    : dbfs_wb_run_encoded(fs, &pc[i], j - i, w, bufs);
     }
-    return 0;
-err:
-    dbfs_wb_runs_free(r);
-    memset(r, 0, sizeof *r);
+    if (rc != 0) {
+        dbfs_wb_runs_free(r);
+        memset(r, 0, sizeof *r);
+    }
     return rc;
 }
 
 /*
- * dbfs_wb_flush -- see dbfs_int.h. One round trip when ino holds data,
+ * dbfs_wb_flush -- see dbfs_wb.h. One round trip when ino holds data,
  * none otherwise.
  */
 int dbfs_wb_flush(dbfs_conn *c, uint64_t ino, dbfs_attr *pre, dbfs_attr *post, bool *flushed)
@@ -299,48 +304,76 @@ static void dbfs_wb_relieve(dbfs_conn *c)
         dbfs_wb_flush(c, inos[i], NULL, NULL, NULL);
 }
 
-/* dbfs_wb_write -- see dbfs_int.h. */
+/*
+ * Check an UNSTABLE write as the database would (the file exists, is a
+ * regular file, the caller may write it: dbfs_perm_may_io) on the
+ * attributes as stored, *a. Returns 0, or the errno the write answers.
+ */
+static int dbfs_wb_check(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, dbfs_attr *a)
+{
+    int rc = dbfs_fetch_attr(c, fh, a);
+
+    if (rc != 0)
+        return rc;
+    if (a->type == DBFS_DIR)
+        return -EISDIR;
+    if (a->type != DBFS_REG)
+        return -EINVAL;
+    if (!dbfs_perm_may_io(a, cred, DBFS_MAY_WRITE))
+        return -EACCES;
+    return 0;
+}
+
+/*
+ * Put a checked write into the buffer; when it does not fit, flush the
+ * file (a layer of it is in flight) or the oldest files and try once
+ * more. Returns 0 (buffered; *held: what the file holds now, *a: the
+ * attributes as stored now) or an errno of cache_wb_put.
+ */
+static int dbfs_wb_put(dbfs_conn *c, dbfs_fh fh, uint64_t off, const void *data, uint32_t len,
+                       int64_t now, dbfs_attr *a, size_t *held)
+{
+    dbfs *fs = c->fs;
+    int rc = cache_wb_put(fs->wb, fh.ino, fh.gen, off, data, len, now, held);
+
+    if (rc != -EBUSY && rc != -ENOSPC)
+        return rc;
+    if (rc == -EBUSY)
+        dbfs_wb_flush(c, fh.ino, NULL, NULL, NULL);
+    else
+        dbfs_wb_relieve(c);
+    rc = cache_wb_put(fs->wb, fh.ino, fh.gen, off, data, len, now, held);
+    /* The flushes may have stored this file: what is stored now. */
+    if (rc == 0)
+        dbfs_fetch_attr(c, fh, a);
+    return rc;
+}
+
+/* dbfs_wb_write -- see dbfs_wb.h. */
 int dbfs_wb_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, const void *data,
-                  uint32_t len, dbfs_wcc *wcc)
+                  uint32_t len, dbfs_wcc *wcc, dbfs_wb_outcome *outcome)
 {
     dbfs *fs = c->fs;
     dbfs_attr a, pre, post;
     size_t held = 0;
-    int64_t now;
     int rc;
 
-    if (!fs->wb || atomic_load(&fs->wb_full_until_us) > cache_wb_now_us())
-        return -EWOULDBLOCK;
-    rc = dbfs_getattr_db(c, fh, &a);
+    *outcome = DBFS_WB_THROUGH;
+    if (!fs->wb || dbfs_data_space_short(fs))
+        return 0;
+    rc = dbfs_wb_check(c, cred, fh, &a);
     if (rc != 0)
         return rc;
-    if (a.type == DBFS_DIR)
-        return -EISDIR;
-    if (a.type != DBFS_REG)
-        return -EINVAL;
-    if (cred->uid != a.uid && !dbfs_perm_allows(&a, cred, 2))
-        return -EACCES;
-    if (cred->uid != 0 && (a.mode & 06000))
-        return -EWOULDBLOCK; /* the write must clear setuid/setgid now */
+    if (cred->uid != 0 && (a.mode & (DBFS_MODE_SETUID | DBFS_MODE_SETGID)))
+        return 0; /* the write must clear setuid/setgid now */
     pre = a;
     dbfs_wb_overlay(fs, &pre);
-    now = dbfs_now_ns();
-    rc = cache_wb_put(fs->wb, fh.ino, fh.gen, off, data, len, now, &held);
-    if (rc == -EBUSY || rc == -ENOSPC) {
-        if (rc == -EBUSY)
-            dbfs_wb_flush(c, fh.ino, NULL, NULL, NULL);
-        else
-            dbfs_wb_relieve(c);
-        rc = cache_wb_put(fs->wb, fh.ino, fh.gen, off, data, len, now, &held);
-        /* The flushes may have stored this file: what is stored now. */
-        if (rc == 0 && dbfs_getattr_db(c, fh, &a) != 0)
-            a = pre;
-    }
-    if (rc != 0)
-        return -EWOULDBLOCK;
+    if (dbfs_wb_put(c, fh, off, data, len, dbfs_now_ns(), &a, &held) != 0)
+        return 0;
     post = a;
     dbfs_wb_overlay(fs, &post);
     dbfs_wcc_of(wcc, &pre, &post);
+    *outcome = DBFS_WB_BUFFERED;
     /* A stream turns into large transactions: the writer that crosses
      * the file's flush size stores it (the write itself stays UNSTABLE;
      * a failure is kept, or reported by the next COMMIT). */
@@ -349,7 +382,7 @@ int dbfs_wb_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off,
     return 0;
 }
 
-/* dbfs_wb_write_through -- see dbfs_int.h. */
+/* dbfs_wb_write_through -- see dbfs_wb.h. */
 int dbfs_wb_write_through(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off,
                           const void *data, uint32_t len, dbfs_wcc *wcc)
 {
@@ -361,12 +394,12 @@ int dbfs_wb_write_through(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint6
 
     if (dbfs_wb_holds_any(c->fs) && cache_wb_overlay(c->fs->wb, fh.ino, &end, &mtime)) {
         /* What the client saw before this write includes buffered data. */
-        have_seen = dbfs_getattr(c, fh, &seen) == 0;
+        have_seen = dbfs_wb_attr(c, fh, &seen) == 0;
         rc = dbfs_wb_flush(c, fh.ino, NULL, NULL, NULL);
         if (rc == -EAGAIN)
             return rc;
     }
-    rc = dbfs_write_sync(c, cred, fh, off, data, len, wcc);
+    rc = dbfs_data_write_sync(c, cred, fh, off, data, len, wcc);
     if (rc == 0 && wcc && have_seen)
         dbfs_wcc_of(wcc, &seen, &wcc->post);
     return rc;

@@ -1,7 +1,7 @@
 /*
  * dbfs_wire.c -- binary parameters and results in PostgreSQL's network
  * byte order, the parsing of the metadata functions' rows, and small
- * helpers every dbfs file uses (clock, names, errno numbers).
+ * helpers every dbfs file uses (clock, names).
  *
  * NOTES
  *   dbfs_params holds the bytes of fixed-size values inside itself; its
@@ -17,7 +17,8 @@
 
 #include <glib.h>
 
-#include "dbfs_int.h"
+#include "dbfs_err.h"
+#include "dbfs_wire.h"
 
 /* Type OIDs, fixed in PostgreSQL's catalog (pg_type.dat). */
 #define DBFS_INT8OID 20
@@ -40,7 +41,7 @@ static uint64_t dbfs_take_be(const unsigned char *in, int width)
 }
 
 /* dbfs_params_init -- an empty parameter list. The dbfs_param_* calls
- * below append one parameter each (see dbfs_int.h); too many is a bug
+ * below append one parameter each (see dbfs_wire.h); too many is a bug
  * (assert). */
 void dbfs_params_init(dbfs_params *p)
 {
@@ -57,26 +58,31 @@ static void dbfs_param_fixed(dbfs_params *p, uint64_t v, int width)
     p->n++;
 }
 
+/* dbfs_param_i2 -- append an int2 parameter. Cannot fail. */
 void dbfs_param_i2(dbfs_params *p, int16_t v)
 {
     dbfs_param_fixed(p, (uint16_t)v, 2);
 }
 
+/* dbfs_param_i4 -- append an int4 parameter. Cannot fail. */
 void dbfs_param_i4(dbfs_params *p, int32_t v)
 {
     dbfs_param_fixed(p, (uint32_t)v, 4);
 }
 
+/* dbfs_param_i8 -- append an int8 parameter. Cannot fail. */
 void dbfs_param_i8(dbfs_params *p, int64_t v)
 {
     dbfs_param_fixed(p, (uint64_t)v, 8);
 }
 
+/* dbfs_param_bool -- append a bool parameter. Cannot fail. */
 void dbfs_param_bool(dbfs_params *p, bool v)
 {
     dbfs_param_fixed(p, v ? 1 : 0, 1);
 }
 
+/* dbfs_param_null -- append a NULL parameter. Cannot fail. */
 void dbfs_param_null(dbfs_params *p)
 {
     assert(p->n < DBFS_PARAMS_MAX);
@@ -86,6 +92,8 @@ void dbfs_param_null(dbfs_params *p)
     p->n++;
 }
 
+/* dbfs_param_bytes -- append a bytea (or text) parameter pointing at data,
+ * which the caller keeps valid until the statement is sent. Cannot fail. */
 void dbfs_param_bytes(dbfs_params *p, const void *data, size_t len)
 {
     assert(p->n < DBFS_PARAMS_MAX && len <= INT32_MAX);
@@ -95,6 +103,8 @@ void dbfs_param_bytes(dbfs_params *p, const void *data, size_t len)
     p->n++;
 }
 
+/* dbfs_param_cred -- append uid, gid and the groups array (int8[] in the
+ * array binary format, built inside p). Cannot fail. */
 void dbfs_param_cred(dbfs_params *p, const dbfs_cred *cred)
 {
     uint32_t n = cred->ngroups < DBFS_NGROUPS_MAX ? cred->ngroups : DBFS_NGROUPS_MAX;
@@ -123,7 +133,7 @@ void dbfs_param_cred(dbfs_params *p, const dbfs_cred *cred)
 }
 
 /* dbfs_get_null and dbfs_get_i2/i4/i8 -- read a binary column (see
- * dbfs_int.h). */
+ * dbfs_wire.h). */
 bool dbfs_get_null(const PGresult *r, int row, int col)
 {
     return PQgetisnull(r, row, col);
@@ -136,16 +146,19 @@ static uint64_t dbfs_get_fixed(const PGresult *r, int row, int col, int width)
     return dbfs_take_be((const unsigned char *)PQgetvalue(r, row, col), width);
 }
 
+/* dbfs_get_i2 -- an int2 column (0 for NULL). Cannot fail. */
 int16_t dbfs_get_i2(const PGresult *r, int row, int col)
 {
     return (int16_t)(uint16_t)dbfs_get_fixed(r, row, col, 2);
 }
 
+/* dbfs_get_i4 -- an int4 column (0 for NULL). Cannot fail. */
 int32_t dbfs_get_i4(const PGresult *r, int row, int col)
 {
     return (int32_t)(uint32_t)dbfs_get_fixed(r, row, col, 4);
 }
 
+/* dbfs_get_i8 -- an int8 column (0 for NULL). Cannot fail. */
 int64_t dbfs_get_i8(const PGresult *r, int row, int col)
 {
     return (int64_t)dbfs_get_fixed(r, row, col, 8);
@@ -174,7 +187,7 @@ void dbfs_get_attr(const PGresult *r, int row, int col, dbfs_attr *a)
     a->used = a->type == DBFS_REG ? (uint64_t)dbfs_get_i8(r, row, col + 14) : a->size;
 }
 
-/* dbfs_fnres_parse -- see dbfs_int.h. */
+/* dbfs_fnres_parse -- see dbfs_wire.h. */
 int dbfs_fnres_parse(const PGresult *r, const char *what, dbfs_fnres *out)
 {
     int rows = PQntuples(r);
@@ -204,7 +217,7 @@ bad:
     return -EIO;
 }
 
-/* dbfs_wcc_from -- see dbfs_int.h. */
+/* dbfs_wcc_from -- see dbfs_wire.h. */
 void dbfs_wcc_from(dbfs_wcc *w, const dbfs_fnres *f, int pre, int post)
 {
     if (!w)
@@ -222,7 +235,7 @@ void dbfs_wcc_from(dbfs_wcc *w, const dbfs_fnres *f, int pre, int post)
     }
 }
 
-/* dbfs_wcc_of -- see dbfs_int.h. */
+/* dbfs_wcc_of -- see dbfs_wire.h. */
 void dbfs_wcc_of(dbfs_wcc *w, const dbfs_attr *pre, const dbfs_attr *post)
 {
     if (!w)
@@ -234,56 +247,16 @@ void dbfs_wcc_of(dbfs_wcc *w, const dbfs_attr *pre, const dbfs_attr *post)
     w->post = *post;
 }
 
-/* dbfs_errno_from_linux -- see dbfs_int.h. */
-int dbfs_errno_from_linux(int linux_errno)
-{
-    switch (linux_errno) {
-    case 1:
-        return -EPERM;
-    case 2:
-        return -ENOENT;
-    case 5:
-        return -EIO;
-    case 13:
-        return -EACCES;
-    case 17:
-        return -EEXIST;
-    case 20:
-        return -ENOTDIR;
-    case 21:
-        return -EISDIR;
-    case 22:
-        return -EINVAL;
-    case 27:
-        return -EFBIG;
-    case 28:
-        return -ENOSPC;
-    case 31:
-        return -EMLINK;
-    case 36:
-        return -ENAMETOOLONG;
-    case 39:
-        return -ENOTEMPTY;
-    case 74:
-        return -EBADMSG;
-    case 116:
-        return -ESTALE;
-    default:
-        g_warning("the database returned unknown status %d", linux_errno);
-        return -EIO;
-    }
-}
-
 /* dbfs_now_ns -- CLOCK_REALTIME in nanoseconds. Cannot fail. */
 int64_t dbfs_now_ns(void)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return (int64_t)ts.tv_sec * DBFS_NS_PER_SEC + ts.tv_nsec;
 }
 
-/* dbfs_name_check -- see dbfs_int.h. */
+/* dbfs_name_check -- see dbfs_wire.h. */
 int dbfs_name_check(const char *name, int if_empty)
 {
     size_t len;
@@ -298,12 +271,13 @@ int dbfs_name_check(const char *name, int if_empty)
     return 0;
 }
 
-/* dbfs_name_is_dot, dbfs_name_is_dotdot -- is name "." ("..")? */
+/* dbfs_name_is_dot -- is name "."? Cannot fail. */
 bool dbfs_name_is_dot(const char *name)
 {
     return strcmp(name, ".") == 0;
 }
 
+/* dbfs_name_is_dotdot -- is name ".."? Cannot fail. */
 bool dbfs_name_is_dotdot(const char *name)
 {
     return strcmp(name, "..") == 0;

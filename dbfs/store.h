@@ -23,7 +23,7 @@
  *
  * NOTES
  *   The operations only queue statements on the caller's batch (see
- *   dbfs_int.h); they never sync or read results, so a READ or WRITE stays
+ *   dbfs_conn.h); they never sync or read results, so a READ or WRITE stays
  *   one round trip whatever the layout, and a caller may queue many writes
  *   (a write-back flush) in one batch.
  *
@@ -44,6 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dbfs_conn.h"
 #include "dbfs_int.h"
 
 /* The piece of one chunk that a write stores. */

@@ -1,7 +1,6 @@
 /*
  * store_single.c -- storage layout "single": the chunks of every file in
- * one table, allfiles (inode, chunk, data); and the statement helpers the
- * layouts share (store.h).
+ * one table, allfiles (inode, chunk, data).
  *
  * NOTES
  *   A read is one prepared SELECT joining fileatt with allfiles
@@ -27,44 +26,6 @@ static int store_single_queue_read(dbfs_conn *c, dbfs_fh fh, uint64_t first, uin
     dbfs_param_i8(&p, (int64_t)first);
     dbfs_param_i8(&p, (int64_t)last);
     return dbfs_batch_add(c, DBFS_ST_SINGLE_READ, &p);
-}
-
-/* store_queue_tab_read -- see store.h. */
-int store_queue_tab_read(dbfs_conn *c, dbfs_fh fh, uint64_t first, uint64_t last)
-{
-    dbfs_params p;
-
-    dbfs_params_init(&p);
-    dbfs_param_i8(&p, (int64_t)fh.ino);
-    dbfs_param_i4(&p, (int32_t)fh.gen);
-    dbfs_param_i8(&p, (int64_t)first);
-    dbfs_param_i8(&p, (int64_t)last);
-    return dbfs_batch_add(c, DBFS_ST_TAB_READ, &p);
-}
-
-/* store_queue_write_stmt -- see store.h. */
-size_t store_queue_write_stmt(dbfs_conn *c, const store_write *w, int64_t threshold)
-{
-    const dbfs_info *info = &c->fs->info;
-    dbfs_params p;
-
-    dbfs_params_init(&p);
-    dbfs_param_i8(&p, (int64_t)w->fh.ino);
-    dbfs_param_i4(&p, (int32_t)w->fh.gen);
-    dbfs_param_cred(&p, w->cred);
-    dbfs_param_i8(&p, (int64_t)w->off);
-    dbfs_param_i8(&p, (int64_t)w->len);
-    dbfs_param_bytes(&p, w->data ? w->data : "", w->data_len);
-    dbfs_param_i8(&p, w->now_ns);
-    dbfs_param_bool(&p, w->kill_priv);
-    dbfs_param_i4(&p, (int32_t)info->chunk_size);
-    dbfs_param_bool(&p, info->encoding == DBFS_ENC_BASE64);
-    if (threshold < 0)
-        dbfs_param_null(&p);
-    else
-        dbfs_param_i8(&p, threshold);
-    dbfs_batch_add(c, DBFS_ST_WRITE, &p);
-    return 1;
 }
 
 static size_t store_single_queue_write(dbfs_conn *c, const store_write *w)
@@ -115,17 +76,3 @@ const store_ops store_single = {
     .queue_read = store_single_queue_read,
     .queue_write = store_single_queue_write,
 };
-
-/* store_for -- the operations of a layout, or NULL (see store.h). */
-const store_ops *store_for(dbfs_storage storage)
-{
-    switch (storage) {
-    case DBFS_STORAGE_SINGLE:
-        return &store_single;
-    case DBFS_STORAGE_INVERSION:
-        return &store_inversion;
-    case DBFS_STORAGE_HYBRID:
-        return &store_hybrid;
-    }
-    return NULL;
-}

@@ -3,13 +3,8 @@
 -- The function files are applied in file-name order by `pgnfs mkfs` and by a
 -- server that finds them out of date (pgnfs_fs.functions_digest), each with
 -- CREATE OR REPLACE. Helpers written in LANGUAGE sql are checked when they
--- are created, so they come first.
---
--- Status numbers are Linux errno values; dbfs maps them to the local errno:
---   1 EPERM  2 ENOENT  13 EACCES  17 EEXIST  20 ENOTDIR  21 EISDIR
---   22 EINVAL  27 EFBIG  31 EMLINK  39 ENOTEMPTY  74 EBADMSG  116 ESTALE
--- Mode bits: 2048 S_ISUID, 1024 S_ISGID, 512 S_ISVTX, 8 S_IXGRP, 73 any x.
--- Permission "want" masks: 4 read, 2 write, 1 execute/search.
+-- are created, so they come first, after the named numbers of
+-- 05_const.sql (statuses, roles, types, mode bits, "want" masks).
 
 -- Is the caller (c_gid plus supplementary c_groups) a member of group g?
 CREATE OR REPLACE FUNCTION pgnfs_in_group(g bigint, c_gid bigint, c_groups bigint[])
@@ -25,10 +20,14 @@ CREATE OR REPLACE FUNCTION pgnfs_may(f_type smallint, f_mode int, f_uid bigint, 
 RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
 SELECT CASE
-    WHEN c_uid = 0 THEN (want & 1) = 0 OR f_type = 2 OR (f_mode & 73) <> 0
-    WHEN c_uid = f_uid THEN ((f_mode >> 6) & want & 7) = (want & 7)
-    WHEN pgnfs_in_group(f_gid, c_gid, c_groups) THEN ((f_mode >> 3) & want & 7) = (want & 7)
-    ELSE (f_mode & want & 7) = (want & 7)
+    WHEN c_uid = 0 THEN (want & pgnfs_want_x()) = 0 OR f_type = pgnfs_t_dir()
+                        OR (f_mode & pgnfs_s_ixany()) <> 0
+    WHEN c_uid = f_uid THEN ((f_mode >> pgnfs_s_user_shift()) & want & pgnfs_want_rwx())
+                            = (want & pgnfs_want_rwx())
+    WHEN pgnfs_in_group(f_gid, c_gid, c_groups)
+        THEN ((f_mode >> pgnfs_s_group_shift()) & want & pgnfs_want_rwx())
+             = (want & pgnfs_want_rwx())
+    ELSE (f_mode & want & pgnfs_want_rwx()) = (want & pgnfs_want_rwx())
 END
 $$;
 
@@ -38,19 +37,32 @@ CREATE OR REPLACE FUNCTION pgnfs_may_f(f fileatt, c_uid bigint, c_gid bigint, c_
 RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT pgnfs_may(f.type, f.mode, f.uid, f.gid, c_uid, c_gid, c_groups, want) $$;
 
--- Read and write of a file's data: the owner always may (the NFS servers'
--- owner override, so a file created 0444 stays writable through the fd that
--- created it); otherwise the permission rule.
+-- Read and write of a regular file's data (READ, WRITE, SETATTR of the
+-- size), as Linux knfsd allows them (nfsd_permission() with
+-- NFSD_MAY_OWNER_OVERRIDE, and its read-if-exec rule); the same rule as
+-- dbfs_perm_may_io() in C (a test checks they agree). The owner always may
+-- (a file created 0444 stays writable through the descriptor that created
+-- it; a chmod 000 does not stop the reads of an open file); otherwise the
+-- permission rule; and whoever may execute a regular file may read it,
+-- since a client runs a program by READing it (RFC 1813 4.4): a program of
+-- mode 0711 runs for everybody. ACCESS does not use this: it reports the
+-- mode bits as they are.
 CREATE OR REPLACE FUNCTION pgnfs_may_io(f fileatt, c_uid bigint, c_gid bigint, c_groups bigint[],
                                         want int)
 RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $$ SELECT c_uid = f.uid OR pgnfs_may_f(f, c_uid, c_gid, c_groups, want) $$;
+AS $$
+SELECT c_uid = f.uid OR pgnfs_may_f(f, c_uid, c_gid, c_groups, want)
+       OR (want = pgnfs_want_r() AND f.type = pgnfs_t_reg()
+           AND pgnfs_may_f(f, c_uid, c_gid, c_groups, pgnfs_want_x()))
+$$;
 
 -- A mode with setuid cleared, and setgid too when group-execute is set: what
 -- Linux does to a regular file on a write by a non-root caller and on chown.
 CREATE OR REPLACE FUNCTION pgnfs_kill_priv(m int)
 RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $$ SELECT m & ~(2048 | CASE WHEN m & 8 <> 0 THEN 1024 ELSE 0 END) $$;
+AS $$
+SELECT m & ~(pgnfs_s_isuid() | CASE WHEN m & pgnfs_s_ixgrp() <> 0 THEN pgnfs_s_isgid() ELSE 0 END)
+$$;
 
 -- The next ctime: the server's time, but always later than the old one, so
 -- every change moves ctime even when two changes share a clock tick.
@@ -109,7 +121,8 @@ BEGIN
         WITH RECURSIVE up(ino) AS (
             SELECT dir
             UNION
-            SELECT n.parent FROM naming n JOIN up ON n.inode = up.ino WHERE up.ino <> 1
+            SELECT n.parent FROM naming n JOIN up ON n.inode = up.ino
+             WHERE up.ino <> pgnfs_root_ino()
         )
         SELECT 1 FROM up WHERE ino = anc);
 END

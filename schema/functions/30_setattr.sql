@@ -1,7 +1,7 @@
 -- 30_setattr.sql -- SETATTR (RFC 1813 3.3.2) with Linux's rules, and the
 -- evaluation of a set of attributes that CREATE shares.
 --
--- The bits of s_set are dbfs.h's DBFS_SET_*: 1 mode, 2 uid, 4 gid, 8 size,
+-- The bits of s_set are dbfs.h's DBFS_SET_* (pgnfs_set_*): mode, uid, gid, size,
 -- 16 atime (client's), 32 atime (server's), 64 mtime (client's), 128 mtime
 -- (server's).
 
@@ -31,64 +31,64 @@ DECLARE
 BEGIN
     nf := f;
     status := 0;
-    IF s_set & 8 <> 0 THEN
-        IF f.type = 2 THEN
-            status := 21; RETURN;
-        ELSIF f.type <> 1 THEN
-            status := 22; RETURN;
-        ELSIF NOT pgnfs_may_io(f, c_uid, c_gid, c_groups, 2) THEN
-            status := 13; RETURN;
+    IF s_set & pgnfs_set_size() <> 0 THEN
+        IF f.type = pgnfs_t_dir() THEN
+            status := pgnfs_eisdir(); RETURN;
+        ELSIF f.type <> pgnfs_t_reg() THEN
+            status := pgnfs_einval(); RETURN;
+        ELSIF NOT pgnfs_may_io(f, c_uid, c_gid, c_groups, pgnfs_want_w()) THEN
+            status := pgnfs_eacces(); RETURN;
         END IF;
     END IF;
-    IF s_set & 2 <> 0 AND NOT root AND NOT (owner AND s_uid = f.uid) THEN
-        status := 1; RETURN;
+    IF s_set & pgnfs_set_uid() <> 0 AND NOT root AND NOT (owner AND s_uid = f.uid) THEN
+        status := pgnfs_eperm(); RETURN;
     END IF;
-    IF s_set & 4 <> 0 AND NOT root
+    IF s_set & pgnfs_set_gid() <> 0 AND NOT root
        AND NOT (owner AND (s_gid = f.gid OR pgnfs_in_group(s_gid, c_gid, c_groups))) THEN
-        status := 1; RETURN;
+        status := pgnfs_eperm(); RETURN;
     END IF;
-    IF s_set & 1 <> 0 AND NOT root AND NOT owner THEN
-        status := 1; RETURN;
+    IF s_set & pgnfs_set_mode() <> 0 AND NOT root AND NOT owner THEN
+        status := pgnfs_eperm(); RETURN;
     END IF;
-    IF s_set & (16 | 64) <> 0 AND NOT root AND NOT owner THEN
-        status := 1; RETURN;
+    IF s_set & (pgnfs_set_atime() | pgnfs_set_mtime()) <> 0 AND NOT root AND NOT owner THEN
+        status := pgnfs_eperm(); RETURN;
     END IF;
-    IF s_set & (32 | 128) <> 0 AND NOT root AND NOT owner
-       AND NOT pgnfs_may_f(f, c_uid, c_gid, c_groups, 2) THEN
-        status := 13; RETURN;
+    IF s_set & (pgnfs_set_atime_now() | pgnfs_set_mtime_now()) <> 0 AND NOT root AND NOT owner
+       AND NOT pgnfs_may_f(f, c_uid, c_gid, c_groups, pgnfs_want_w()) THEN
+        status := pgnfs_eacces(); RETURN;
     END IF;
 
-    IF s_set & 1 <> 0 AND f.type <> 5 THEN
-        nf.mode := s_mode & 4095;
-        newgid := CASE WHEN s_set & 4 <> 0 THEN s_gid ELSE f.gid END;
+    IF s_set & pgnfs_set_mode() <> 0 AND f.type <> pgnfs_t_lnk() THEN
+        nf.mode := s_mode & pgnfs_s_mask();
+        newgid := CASE WHEN s_set & pgnfs_set_gid() <> 0 THEN s_gid ELSE f.gid END;
         IF NOT root AND NOT pgnfs_in_group(newgid, c_gid, c_groups) THEN
-            nf.mode := nf.mode & ~1024;
+            nf.mode := nf.mode & ~pgnfs_s_isgid();
         END IF;
     END IF;
-    IF s_set & 2 <> 0 THEN
+    IF s_set & pgnfs_set_uid() <> 0 THEN
         nf.uid := s_uid;
     END IF;
-    IF s_set & 4 <> 0 THEN
+    IF s_set & pgnfs_set_gid() <> 0 THEN
         nf.gid := s_gid;
     END IF;
-    IF s_set & 6 <> 0 AND f.type <> 2 THEN
+    IF s_set & (pgnfs_set_uid() | pgnfs_set_gid()) <> 0 AND f.type <> pgnfs_t_dir() THEN
         nf.mode := pgnfs_kill_priv(nf.mode);
     END IF;
-    IF s_set & 8 <> 0 THEN
+    IF s_set & pgnfs_set_size() <> 0 THEN
         nf.size := s_size;
         nf.mtime := now;
         IF NOT root THEN
             nf.mode := pgnfs_kill_priv(nf.mode);
         END IF;
     END IF;
-    IF s_set & 16 <> 0 THEN
+    IF s_set & pgnfs_set_atime() <> 0 THEN
         nf.atime := s_atime;
-    ELSIF s_set & 32 <> 0 THEN
+    ELSIF s_set & pgnfs_set_atime_now() <> 0 THEN
         nf.atime := now;
     END IF;
-    IF s_set & 64 <> 0 THEN
+    IF s_set & pgnfs_set_mtime() <> 0 THEN
         nf.mtime := s_mtime;
-    ELSIF s_set & 128 <> 0 THEN
+    ELSIF s_set & pgnfs_set_mtime_now() <> 0 THEN
         nf.mtime := now;
     END IF;
     nf.ctime := pgnfs_next_ctime(f.ctime, now);
@@ -119,8 +119,8 @@ $$;
 
 -- SETATTR of file (p_ino, p_gen) for the caller (c_uid, c_gid, c_groups)
 -- at time now (ns). p_guard, when not NULL, must equal the current ctime
--- (else EBADMSG and nothing changes). Returns rows: role 2 the attributes
--- before, role 3 after (equal on failure); ESTALE has no attributes.
+-- (else EBADMSG and nothing changes). Returns rows: role pre the attributes
+-- before, role post after (equal on failure); ESTALE has no attributes.
 CREATE OR REPLACE FUNCTION pgnfs_setattr(
     p_ino bigint, p_gen int, c_uid bigint, c_gid bigint, c_groups bigint[], now bigint,
     s_set int, s_mode int, s_uid bigint, s_gid bigint, s_size bigint,
@@ -134,23 +134,23 @@ DECLARE
 BEGIN
     SELECT * INTO f FROM fileatt WHERE inode = p_ino AND generation = p_gen FOR UPDATE;
     IF NOT FOUND THEN
-        RETURN NEXT pgnfs_res(116, 0, NULL);
+        RETURN NEXT pgnfs_res(pgnfs_estale(), pgnfs_role_none(), NULL);
         RETURN;
     END IF;
     IF p_guard IS NOT NULL AND f.ctime <> p_guard THEN
-        RETURN NEXT pgnfs_res(74, 2, f);
-        RETURN NEXT pgnfs_res(74, 3, f);
+        RETURN NEXT pgnfs_res(pgnfs_ebadmsg(), pgnfs_role_pre(), f);
+        RETURN NEXT pgnfs_res(pgnfs_ebadmsg(), pgnfs_role_post(), f);
         RETURN;
     END IF;
     r := pgnfs_sattr_eval(f, c_uid, c_gid, c_groups, now, s_set, s_mode, s_uid, s_gid, s_size,
                           s_atime, s_mtime);
     IF r.status <> 0 THEN
-        RETURN NEXT pgnfs_res(r.status, 2, f);
-        RETURN NEXT pgnfs_res(r.status, 3, f);
+        RETURN NEXT pgnfs_res(r.status, pgnfs_role_pre(), f);
+        RETURN NEXT pgnfs_res(r.status, pgnfs_role_post(), f);
         RETURN;
     END IF;
     p := pgnfs_sattr_store(f, r.nf);
-    RETURN NEXT pgnfs_res(0, 2, f);
-    RETURN NEXT pgnfs_res(0, 3, p);
+    RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), f);
+    RETURN NEXT pgnfs_res(0, pgnfs_role_post(), p);
 END
 $$;

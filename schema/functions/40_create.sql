@@ -2,7 +2,7 @@
 -- one function makes every kind of file.
 
 -- Make a file of type p_type named p_name in directory (p_dir, p_dgen).
---   p_how      0 UNCHECKED, 1 GUARDED, 2 EXCLUSIVE (regular files; other
+--   p_how      UNCHECKED, GUARDED, EXCLUSIVE (pgnfs_how_*; regular files; other
 --              types always behave as GUARDED)
 --   p_verf     the EXCLUSIVE verifier, stored in createverf
 --   p_target   the symbolic link's target (type 5), else NULL
@@ -19,9 +19,9 @@
 -- Ownership: uid is the caller's; gid the caller's, or the directory's if
 -- it is setgid, in which case a new directory is setgid too and a new file
 -- loses setgid-with-group-execute when the caller is not in that group.
--- Returns rows: role 1 the file, 2 and 3 the directory before and after;
--- when the name existed, role 6 too: the existing file as it is now (the
--- metadata caches drop it: an UNCHECKED create may have cut it).
+-- Returns rows: role obj the file, pre and post the directory before and
+-- after; when the name existed, role victim too: the existing file as it is
+-- now (the metadata caches drop it: an UNCHECKED create may have cut it).
 CREATE OR REPLACE FUNCTION pgnfs_create(
     p_dir bigint, p_dgen int, p_name bytea, c_uid bigint, c_gid bigint, c_groups bigint[],
     now bigint, p_type smallint, p_how int, p_verf bigint, p_target bytea,
@@ -41,80 +41,86 @@ DECLARE
 BEGIN
     SELECT * INTO d FROM fileatt WHERE inode = p_dir AND generation = p_dgen FOR UPDATE;
     IF NOT FOUND THEN
-        RETURN NEXT pgnfs_res(116, 0, NULL);
+        RETURN NEXT pgnfs_res(pgnfs_estale(), pgnfs_role_none(), NULL);
         RETURN;
     END IF;
-    IF d.type <> 2 THEN
-        st := 20;
-    ELSIF NOT pgnfs_may_f(d, c_uid, c_gid, c_groups, 1) THEN
-        st := 13;
+    IF d.type <> pgnfs_t_dir() THEN
+        st := pgnfs_enotdir();
+    ELSIF NOT pgnfs_may_f(d, c_uid, c_gid, c_groups, pgnfs_want_x()) THEN
+        st := pgnfs_eacces();
     END IF;
     IF st <> 0 THEN
-        RETURN NEXT pgnfs_res(st, 2, d);
-        RETURN NEXT pgnfs_res(st, 3, d);
+        RETURN NEXT pgnfs_res(st, pgnfs_role_pre(), d);
+        RETURN NEXT pgnfs_res(st, pgnfs_role_post(), d);
         RETURN;
     END IF;
 
     SELECT n.inode INTO ino FROM naming n WHERE n.parent = p_dir AND n.name = p_name;
     IF FOUND THEN
         SELECT * INTO f FROM fileatt WHERE inode = ino FOR UPDATE;
-        IF p_type = 1 AND p_how = 0 AND f.type = 1 THEN
-            IF s_set & 8 <> 0 THEN
-                r := pgnfs_sattr_eval(f, c_uid, c_gid, c_groups, now, 8, 0, 0, 0, s_size, 0, 0);
+        IF p_type = pgnfs_t_reg() AND p_how = pgnfs_how_unchecked() AND f.type = pgnfs_t_reg() THEN
+            IF s_set & pgnfs_set_size() <> 0 THEN
+                r := pgnfs_sattr_eval(f, c_uid, c_gid, c_groups, now, pgnfs_set_size(), 0, 0, 0,
+                                      s_size, 0, 0);
                 st := r.status;
                 IF st = 0 THEN
                     f := pgnfs_sattr_store(f, r.nf);
                 END IF;
             END IF;
-        ELSIF p_type = 1 AND p_how = 2 AND f.type = 1 AND f.createverf = p_verf THEN
+        ELSIF p_type = pgnfs_t_reg() AND p_how = pgnfs_how_exclusive() AND f.type = pgnfs_t_reg()
+              AND f.createverf = p_verf THEN
             st := 0;
         ELSE
-            st := 17;
+            st := pgnfs_eexist();
         END IF;
-        RETURN NEXT pgnfs_res(st, 1, f);
-        RETURN NEXT pgnfs_res(st, 6, f);
-        RETURN NEXT pgnfs_res(st, 2, d);
-        RETURN NEXT pgnfs_res(st, 3, d);
+        RETURN NEXT pgnfs_res(st, pgnfs_role_obj(), f);
+        RETURN NEXT pgnfs_res(st, pgnfs_role_victim(), f);
+        RETURN NEXT pgnfs_res(st, pgnfs_role_pre(), d);
+        RETURN NEXT pgnfs_res(st, pgnfs_role_post(), d);
         RETURN;
     END IF;
 
-    IF NOT pgnfs_may_f(d, c_uid, c_gid, c_groups, 3) THEN
-        st := 13;
-    ELSIF p_type IN (3, 4) AND c_uid <> 0 THEN
-        st := 1;
-    ELSIF d.nlink >= 2147483647 AND p_type = 2 THEN
-        st := 31;
+    IF NOT pgnfs_may_f(d, c_uid, c_gid, c_groups, pgnfs_want_wx()) THEN
+        st := pgnfs_eacces();
+    ELSIF p_type IN (pgnfs_t_blk(), pgnfs_t_chr()) AND c_uid <> 0 THEN
+        st := pgnfs_eperm();
+    ELSIF d.nlink >= pgnfs_nlink_max() AND p_type = pgnfs_t_dir() THEN
+        st := pgnfs_emlink();
     END IF;
     IF st = 0 THEN
         nf.inode := 0;
         nf.generation := pgnfs_new_generation();
         nf.type := p_type;
-        nf.mode := CASE WHEN p_type = 5 THEN 511 ELSE s_mode & 4095 END;
-        nf.nlink := CASE WHEN p_type = 2 THEN 2 ELSE 1 END;
+        nf.mode := CASE WHEN p_type = pgnfs_t_lnk() THEN pgnfs_s_link_mode()
+                        ELSE s_mode & pgnfs_s_mask() END;
+        nf.nlink := CASE WHEN p_type = pgnfs_t_dir() THEN 2 ELSE 1 END;
         nf.uid := c_uid;
-        IF d.mode & 1024 <> 0 THEN
+        IF d.mode & pgnfs_s_isgid() <> 0 THEN
             nf.gid := d.gid;
-            IF p_type = 2 THEN
-                nf.mode := nf.mode | 1024;
-            ELSIF nf.mode & 1032 = 1032 AND c_uid <> 0
+            IF p_type = pgnfs_t_dir() THEN
+                nf.mode := nf.mode | pgnfs_s_isgid();
+            ELSIF nf.mode & (pgnfs_s_isgid() | pgnfs_s_ixgrp())
+                  = (pgnfs_s_isgid() | pgnfs_s_ixgrp()) AND c_uid <> 0
                   AND NOT pgnfs_in_group(d.gid, c_gid, c_groups) THEN
-                nf.mode := nf.mode & ~1024;
+                nf.mode := nf.mode & ~pgnfs_s_isgid();
             END IF;
         ELSE
             nf.gid := c_gid;
         END IF;
-        nf.size := CASE WHEN p_type = 5 THEN length(p_target) ELSE 0 END;
-        nf.rdev_major := CASE WHEN p_type IN (3, 4) THEN p_major ELSE 0 END;
-        nf.rdev_minor := CASE WHEN p_type IN (3, 4) THEN p_minor ELSE 0 END;
+        nf.size := CASE WHEN p_type = pgnfs_t_lnk() THEN length(p_target) ELSE 0 END;
+        nf.rdev_major := CASE WHEN p_type IN (pgnfs_t_blk(), pgnfs_t_chr()) THEN p_major ELSE 0 END;
+        nf.rdev_minor := CASE WHEN p_type IN (pgnfs_t_blk(), pgnfs_t_chr()) THEN p_minor ELSE 0 END;
         nf.atime := now;
         nf.mtime := now;
         nf.ctime := now;
         nf.change := 1;
         nf.used := 0;
-        nf.createverf := CASE WHEN p_type = 1 AND p_how = 2 THEN p_verf END;
-        nf.target := CASE WHEN p_type = 5 THEN p_target END;
-        IF s_set & ~1 <> 0 THEN
-            r := pgnfs_sattr_eval(nf, c_uid, c_gid, c_groups, now, s_set & ~1, 0, s_uid, s_gid,
+        nf.createverf := CASE WHEN p_type = pgnfs_t_reg() AND p_how = pgnfs_how_exclusive()
+                              THEN p_verf END;
+        nf.target := CASE WHEN p_type = pgnfs_t_lnk() THEN p_target END;
+        IF s_set & ~pgnfs_set_mode() <> 0 THEN
+            r := pgnfs_sattr_eval(nf, c_uid, c_gid, c_groups, now, s_set & ~pgnfs_set_mode(), 0,
+                                  s_uid, s_gid,
                                   s_size, s_atime, s_mtime);
             st := r.status;
             nf := r.nf;
@@ -123,17 +129,17 @@ BEGIN
         END IF;
     END IF;
     IF st <> 0 THEN
-        RETURN NEXT pgnfs_res(st, 2, d);
-        RETURN NEXT pgnfs_res(st, 3, d);
+        RETURN NEXT pgnfs_res(st, pgnfs_role_pre(), d);
+        RETURN NEXT pgnfs_res(st, pgnfs_role_post(), d);
         RETURN;
     END IF;
 
     nf.inode := nextval('pgnfs_inode_seq');
     INSERT INTO fileatt SELECT nf.*;
     INSERT INTO naming (parent, name, inode) VALUES (p_dir, p_name, nf.inode);
-    dp := pgnfs_dir_touch(p_dir, CASE WHEN p_type = 2 THEN 1 ELSE 0 END, now);
-    RETURN NEXT pgnfs_res(0, 1, nf);
-    RETURN NEXT pgnfs_res(0, 2, d);
-    RETURN NEXT pgnfs_res(0, 3, dp);
+    dp := pgnfs_dir_touch(p_dir, CASE WHEN p_type = pgnfs_t_dir() THEN 1 ELSE 0 END, now);
+    RETURN NEXT pgnfs_res(0, pgnfs_role_obj(), nf);
+    RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), d);
+    RETURN NEXT pgnfs_res(0, pgnfs_role_post(), dp);
 END
 $$;

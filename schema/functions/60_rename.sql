@@ -20,11 +20,11 @@
 -- the source gets the new name with a new readdir cookie, the moved
 -- object's ctime moves, directories' nlink follow their subdirectories,
 -- both directories' mtime and ctime move.
--- Returns rows: role 2 and 3 the source directory before and after, 4 and
--- 5 the target directory before and after; on a success that moved
--- something also role 1, the moved object after (its ctime moved), and
--- for a replaced target role 7 (its attributes before) when it is gone or
--- role 6 (after: nlink and ctime changed) when other names keep it.
+-- Returns rows: role pre and post the source directory before and after,
+-- pre2 and post2 the target directory before and after; on a success that moved
+-- something also role obj, the moved object after (its ctime moved), and
+-- for a replaced target role gone (its attributes before) when it is gone or
+-- role victim (after: nlink and ctime changed) when other names keep it.
 CREATE OR REPLACE FUNCTION pgnfs_rename(
     p_fdir bigint, p_fdgen int, p_fname bytea, p_tdir bigint, p_tdgen int, p_tname bytea,
     c_uid bigint, c_gid bigint, c_groups bigint[], now bigint)
@@ -57,35 +57,35 @@ BEGIN
     END IF;
     IF fd.inode IS NULL OR td.inode IS NULL THEN
         IF fd.inode IS NOT NULL THEN
-            RETURN NEXT pgnfs_res(116, 2, fd);
-            RETURN NEXT pgnfs_res(116, 3, fd);
+            RETURN NEXT pgnfs_res(pgnfs_estale(), pgnfs_role_pre(), fd);
+            RETURN NEXT pgnfs_res(pgnfs_estale(), pgnfs_role_post(), fd);
         END IF;
         IF td.inode IS NOT NULL THEN
-            RETURN NEXT pgnfs_res(116, 4, td);
-            RETURN NEXT pgnfs_res(116, 5, td);
+            RETURN NEXT pgnfs_res(pgnfs_estale(), pgnfs_role_pre2(), td);
+            RETURN NEXT pgnfs_res(pgnfs_estale(), pgnfs_role_post2(), td);
         END IF;
-        RETURN NEXT pgnfs_res(116, 0, NULL);
+        RETURN NEXT pgnfs_res(pgnfs_estale(), pgnfs_role_none(), NULL);
         RETURN;
     END IF;
 
-    IF fd.type <> 2 OR td.type <> 2 THEN
-        st := 20;
-    ELSIF NOT pgnfs_may_f(fd, c_uid, c_gid, c_groups, 1)
-          OR NOT pgnfs_may_f(td, c_uid, c_gid, c_groups, 1) THEN
-        st := 13;
+    IF fd.type <> pgnfs_t_dir() OR td.type <> pgnfs_t_dir() THEN
+        st := pgnfs_enotdir();
+    ELSIF NOT pgnfs_may_f(fd, c_uid, c_gid, c_groups, pgnfs_want_x())
+          OR NOT pgnfs_may_f(td, c_uid, c_gid, c_groups, pgnfs_want_x()) THEN
+        st := pgnfs_eacces();
     ELSE
         SELECT n.inode INTO sino FROM naming n WHERE n.parent = p_fdir AND n.name = p_fname;
         IF NOT FOUND THEN
-            st := 2;
+            st := pgnfs_enoent();
         END IF;
     END IF;
     IF st = 0 THEN
         SELECT n.inode INTO tino FROM naming n WHERE n.parent = p_tdir AND n.name = p_tname;
         IF tino = sino THEN
-            RETURN NEXT pgnfs_res(0, 2, fd);
-            RETURN NEXT pgnfs_res(0, 3, fd);
-            RETURN NEXT pgnfs_res(0, 4, td);
-            RETURN NEXT pgnfs_res(0, 5, td);
+            RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), fd);
+            RETURN NEXT pgnfs_res(0, pgnfs_role_post(), fd);
+            RETURN NEXT pgnfs_res(0, pgnfs_role_pre2(), td);
+            RETURN NEXT pgnfs_res(0, pgnfs_role_post2(), td);
             RETURN;
         END IF;
         IF tino IS NULL OR sino < tino THEN
@@ -97,60 +97,62 @@ BEGIN
             SELECT * INTO t FROM fileatt WHERE inode = tino FOR UPDATE;
             SELECT * INTO s FROM fileatt WHERE inode = sino FOR UPDATE;
         END IF;
-        IF s.type = 2 AND NOT same THEN
-            PERFORM pg_advisory_xact_lock(7365981274301);
+        IF s.type = pgnfs_t_dir() AND NOT same THEN
+            PERFORM pg_advisory_xact_lock(pgnfs_rename_lock_key());
             IF pgnfs_is_ancestor(sino, p_tdir) THEN
-                st := 22;
+                st := pgnfs_einval();
             END IF;
         END IF;
         IF st <> 0 THEN
             NULL;
-        ELSIF NOT pgnfs_may_f(fd, c_uid, c_gid, c_groups, 3) THEN
-            st := 13;
-        ELSIF fd.mode & 512 <> 0 AND c_uid <> 0 AND c_uid <> fd.uid AND c_uid <> s.uid THEN
-            st := 1;
-        ELSIF NOT pgnfs_may_f(td, c_uid, c_gid, c_groups, 3) THEN
-            st := 13;
-        ELSIF tino IS NOT NULL AND td.mode & 512 <> 0 AND c_uid <> 0 AND c_uid <> td.uid
+        ELSIF NOT pgnfs_may_f(fd, c_uid, c_gid, c_groups, pgnfs_want_wx()) THEN
+            st := pgnfs_eacces();
+        ELSIF fd.mode & pgnfs_s_isvtx() <> 0 AND c_uid <> 0 AND c_uid <> fd.uid
+              AND c_uid <> s.uid THEN
+            st := pgnfs_eperm();
+        ELSIF NOT pgnfs_may_f(td, c_uid, c_gid, c_groups, pgnfs_want_wx()) THEN
+            st := pgnfs_eacces();
+        ELSIF tino IS NOT NULL AND td.mode & pgnfs_s_isvtx() <> 0 AND c_uid <> 0 AND c_uid <> td.uid
               AND c_uid <> t.uid THEN
-            st := 1;
-        ELSIF tino IS NOT NULL AND s.type = 2 AND t.type <> 2 THEN
-            st := 20;
-        ELSIF tino IS NOT NULL AND s.type <> 2 AND t.type = 2 THEN
-            st := 21;
-        ELSIF s.type = 2 AND NOT same AND NOT pgnfs_may_f(s, c_uid, c_gid, c_groups, 2) THEN
-            st := 13;
-        ELSIF tino IS NOT NULL AND t.type = 2
+            st := pgnfs_eperm();
+        ELSIF tino IS NOT NULL AND s.type = pgnfs_t_dir() AND t.type <> pgnfs_t_dir() THEN
+            st := pgnfs_enotdir();
+        ELSIF tino IS NOT NULL AND s.type <> pgnfs_t_dir() AND t.type = pgnfs_t_dir() THEN
+            st := pgnfs_eisdir();
+        ELSIF s.type = pgnfs_t_dir() AND NOT same
+              AND NOT pgnfs_may_f(s, c_uid, c_gid, c_groups, pgnfs_want_w()) THEN
+            st := pgnfs_eacces();
+        ELSIF tino IS NOT NULL AND t.type = pgnfs_t_dir()
               AND EXISTS (SELECT 1 FROM naming n WHERE n.parent = tino) THEN
-            st := 39;
+            st := pgnfs_enotempty();
         END IF;
     END IF;
     IF st <> 0 THEN
-        RETURN NEXT pgnfs_res(st, 2, fd);
-        RETURN NEXT pgnfs_res(st, 3, fd);
-        RETURN NEXT pgnfs_res(st, 4, td);
-        RETURN NEXT pgnfs_res(st, 5, td);
+        RETURN NEXT pgnfs_res(st, pgnfs_role_pre(), fd);
+        RETURN NEXT pgnfs_res(st, pgnfs_role_post(), fd);
+        RETURN NEXT pgnfs_res(st, pgnfs_role_pre2(), td);
+        RETURN NEXT pgnfs_res(st, pgnfs_role_post2(), td);
         RETURN;
     END IF;
 
     IF tino IS NOT NULL THEN
         DELETE FROM naming WHERE parent = p_tdir AND name = p_tname;
-        IF t.type = 2 THEN
+        IF t.type = pgnfs_t_dir() THEN
             DELETE FROM fileatt WHERE inode = tino;
             tdn := tdn - 1;
-            RETURN NEXT pgnfs_res(0, 7, t);
+            RETURN NEXT pgnfs_res(0, pgnfs_role_gone(), t);
         ELSIF t.nlink <= 1 THEN
             DELETE FROM fileatt WHERE inode = tino;
-            IF t.type = 1 THEN
+            IF t.type = pgnfs_t_reg() THEN
                 PERFORM pgnfs_data_drop(tino);
             END IF;
-            RETURN NEXT pgnfs_res(0, 7, t);
+            RETURN NEXT pgnfs_res(0, pgnfs_role_gone(), t);
         ELSE
             UPDATE fileatt SET nlink = nlink - 1, ctime = pgnfs_next_ctime(ctime, now),
                                change = change + 1
              WHERE inode = tino
             RETURNING * INTO t;
-            RETURN NEXT pgnfs_res(0, 6, t);
+            RETURN NEXT pgnfs_res(0, pgnfs_role_victim(), t);
         END IF;
     END IF;
     UPDATE naming SET parent = p_tdir, name = p_tname, cookie = nextval('pgnfs_cookie_seq')
@@ -158,8 +160,8 @@ BEGIN
     UPDATE fileatt SET ctime = pgnfs_next_ctime(ctime, now), change = change + 1
      WHERE inode = sino
     RETURNING * INTO s;
-    RETURN NEXT pgnfs_res(0, 1, s);
-    IF s.type = 2 AND NOT same THEN
+    RETURN NEXT pgnfs_res(0, pgnfs_role_obj(), s);
+    IF s.type = pgnfs_t_dir() AND NOT same THEN
         fdn := fdn - 1;
         tdn := tdn + 1;
     END IF;
@@ -170,9 +172,9 @@ BEGIN
         fdp := pgnfs_dir_touch(p_fdir, fdn, now);
         tdp := pgnfs_dir_touch(p_tdir, tdn, now);
     END IF;
-    RETURN NEXT pgnfs_res(0, 2, fd);
-    RETURN NEXT pgnfs_res(0, 3, fdp);
-    RETURN NEXT pgnfs_res(0, 4, td);
-    RETURN NEXT pgnfs_res(0, 5, tdp);
+    RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), fd);
+    RETURN NEXT pgnfs_res(0, pgnfs_role_post(), fdp);
+    RETURN NEXT pgnfs_res(0, pgnfs_role_pre2(), td);
+    RETURN NEXT pgnfs_res(0, pgnfs_role_post2(), tdp);
 END
 $$;

@@ -19,13 +19,13 @@ DECLARE
 BEGIN
     SELECT * INTO f FROM fileatt WHERE inode = p_ino AND generation = p_gen FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'write: stale file handle' USING ERRCODE = 'PN116';
-    ELSIF f.type = 2 THEN
-        RAISE EXCEPTION 'write: is a directory' USING ERRCODE = 'PN021';
-    ELSIF f.type <> 1 THEN
-        RAISE EXCEPTION 'write: not a regular file' USING ERRCODE = 'PN022';
-    ELSIF NOT pgnfs_may_io(f, c_uid, c_gid, c_groups, 2) THEN
-        RAISE EXCEPTION 'write: permission denied' USING ERRCODE = 'PN013';
+        RAISE EXCEPTION 'write: stale file handle' USING ERRCODE = pgnfs_errcode(pgnfs_estale());
+    ELSIF f.type = pgnfs_t_dir() THEN
+        RAISE EXCEPTION 'write: is a directory' USING ERRCODE = pgnfs_errcode(pgnfs_eisdir());
+    ELSIF f.type <> pgnfs_t_reg() THEN
+        RAISE EXCEPTION 'write: not a regular file' USING ERRCODE = pgnfs_errcode(pgnfs_einval());
+    ELSIF NOT pgnfs_may_io(f, c_uid, c_gid, c_groups, pgnfs_want_w()) THEN
+        RAISE EXCEPTION 'write: permission denied' USING ERRCODE = pgnfs_errcode(pgnfs_eacces());
     END IF;
     RETURN f;
 END
@@ -39,7 +39,7 @@ $$;
 -- p_threshold bytes (0: any data, the inversion layout; NULL: never, the
 -- single layout). Updates size, mtime, ctime, change and used, and clears
 -- setuid/setgid when p_kill (a non-root writer). A zero-length write only
--- checks. Returns rows: role 2 the attributes before, role 3 after.
+-- checks. Returns rows: role pre the attributes before, role post after.
 -- Raises as pgnfs_write_check does.
 CREATE OR REPLACE FUNCTION pgnfs_write(
     p_ino bigint, p_gen int, c_uid bigint, c_gid bigint, c_groups bigint[],
@@ -55,8 +55,8 @@ DECLARE
 BEGIN
     f := pgnfs_write_check(p_ino, p_gen, c_uid, c_gid, c_groups);
     IF p_len = 0 THEN
-        RETURN NEXT pgnfs_res(0, 2, f);
-        RETURN NEXT pgnfs_res(0, 3, f);
+        RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), f);
+        RETURN NEXT pgnfs_res(0, pgnfs_role_post(), f);
         RETURN;
     END IF;
     tab := pgnfs_data_tab(p_ino);
@@ -71,14 +71,14 @@ BEGIN
            mode = CASE WHEN p_kill THEN pgnfs_kill_priv(mode) ELSE mode END
      WHERE inode = p_ino
     RETURNING * INTO nf;
-    RETURN NEXT pgnfs_res(0, 2, f);
-    RETURN NEXT pgnfs_res(0, 3, nf);
+    RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), f);
+    RETURN NEXT pgnfs_res(0, pgnfs_role_post(), nf);
 END
 $$;
 
 -- The single layout's WRITE is a pipeline instead (store_single.c), which
 -- costs less than this function for data that is always in allfiles: this
--- function checks and locks (role 2: the attributes before), one statement
+-- function checks and locks (role pre: the attributes before), one statement
 -- per chunk piece stores, and an UPDATE (dbfs_sql.c, pgnfs_write_end) sets
 -- size, times and used. The bytes the chunks p_first .. p_last hold now
 -- leave fileatt.used here; the UPDATE adds back what they hold then.
@@ -99,6 +99,6 @@ BEGIN
             UPDATE fileatt SET used = used - s WHERE inode = p_ino;
         END IF;
     END IF;
-    RETURN NEXT pgnfs_res(0, 2, f);
+    RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), f);
 END
 $$;

@@ -10,7 +10,10 @@
 #include "td.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <libpq-fe.h>
 
 #include "testlib.h"
 
@@ -154,4 +157,22 @@ uint64_t td_trips(td_fs *t)
 
     t->trips_mark = now;
     return d;
+}
+
+long td_sql(const char *conninfo, const char *sql)
+{
+    PGconn *pg = PQconnectdb(conninfo);
+    PGresult *r;
+    long v = 0;
+
+    if (PQstatus(pg) != CONNECTION_OK)
+        g_error("cannot connect to %s: %s", conninfo, PQerrorMessage(pg));
+    r = PQexec(pg, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK && PQresultStatus(r) != PGRES_COMMAND_OK)
+        g_error("%s: %s", sql, PQresultErrorMessage(r));
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0)
+        v = atol(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    PQfinish(pg);
+    return v;
 }

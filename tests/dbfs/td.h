@@ -58,6 +58,11 @@ void td_chown(td_fs *t, const dbfs_cred *cr, dbfs_fh fh, uint32_t uid, uint32_t 
 #define td_rc(rc, want) td_check_rc((rc), (want), #rc, __FILE__, __LINE__)
 void td_check_rc(int rc, int want, const char *expr, const char *file, int line);
 
+/* Run sql (one statement or a script) on a connection of its own to
+ * conninfo; fails the test on an error. Returns the first column of the
+ * first row as a number (0 if none). */
+long td_sql(const char *conninfo, const char *sql);
+
 /* Round trips made on t's connection since the last call. */
 uint64_t td_trips(td_fs *t);
 

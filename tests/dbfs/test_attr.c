@@ -1,8 +1,11 @@
 /*
  * test_attr.c -- attributes against a real database: the permission rule
- * in C (dbfs_perm_allows) and in SQL (pgnfs_may) agree; getattr; setattr's
- * rules for chmod, chown, size and times, setuid/setgid clearing, the
- * guard; access.
+ * in C (dbfs_perm_allows) and in SQL (pgnfs_may) agree, and so does the
+ * rule of the data calls (dbfs_perm_may_io, pgnfs_may_io); getattr;
+ * setattr's rules for chmod, chown, size and times, setuid/setgid
+ * clearing, the guard; access; a program that others may execute but not
+ * read runs (READ allowed by the execute bit, as Linux knfsd allows it,
+ * with and without the caches, ACCESS still the true bits).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,6 +13,7 @@
 
 #include <libpq-fe.h>
 
+#include "dbfs_perm.h"
 #include "td.h"
 #include "testlib.h"
 
@@ -54,7 +58,9 @@ static void test_perm_agreement(void)
          * file types, every want mask. */
         r = PQexecParams(pg,
                          "SELECT ty, m, w, pgnfs_may(ty::smallint, m, 1000, 100, $1::int8,"
-                         " $2::int8, $3::int8[], w)"
+                         " $2::int8, $3::int8[], w),"
+                         " pgnfs_may_io(ROW(2, 1, ty, m, 1, 1000, 100, 0, 0, 0, 0, 0, 0, 1, 0,"
+                         " NULL, NULL)::fileatt, $1::int8, $2::int8, $3::int8[], w)"
                          " FROM generate_series(1, 2) ty,"
                          "      generate_series(0, 4095, 1) m, generate_series(0, 7) w"
                          " WHERE m < 512 OR m % 64 = 0 OR m % 511 = 0",
@@ -64,6 +70,7 @@ static void test_perm_agreement(void)
             dbfs_attr a = {.uid = 1000, .gid = 100};
             unsigned want = (unsigned)atoi(PQgetvalue(r, i, 2));
             bool sql = PQgetvalue(r, i, 3)[0] == 't';
+            bool sql_io = PQgetvalue(r, i, 4)[0] == 't';
 
             a.type = atoi(PQgetvalue(r, i, 0)) == 2 ? DBFS_DIR : DBFS_REG;
             a.mode = (uint32_t)atoi(PQgetvalue(r, i, 1));
@@ -71,6 +78,10 @@ static void test_perm_agreement(void)
                 g_error("permission rules disagree: caller %s, type %d, mode %o, want %u: C says "
                         "%d, SQL says %d",
                         td_callers[k].what, a.type, a.mode, want, !sql, sql);
+            if (dbfs_perm_may_io(&a, cr, want) != sql_io)
+                g_error("data rules disagree: caller %s, type %d, mode %o, want %u: C says %d, "
+                        "SQL says %d",
+                        td_callers[k].what, a.type, a.mode, want, !sql_io, sql_io);
             checked++;
         }
         PQclear(r);
@@ -95,6 +106,18 @@ static void test_perm_agreement(void)
     f.type = DBFS_DIR;
     f.mode = 0;
     g_assert_true(dbfs_perm_allows(&f, &td_callers[0].cred, 7));
+    /* The data calls: the owner always; a read by whoever may execute a
+     * regular file (not a directory, not a write). */
+    f.type = DBFS_REG;
+    g_assert_true(dbfs_perm_may_io(&f, &td_callers[1].cred, DBFS_MAY_READ));
+    g_assert_true(dbfs_perm_may_io(&f, &td_callers[1].cred, DBFS_MAY_WRITE));
+    g_assert_false(dbfs_perm_may_io(&f, &td_callers[4].cred, DBFS_MAY_READ));
+    f.mode = 0001;
+    g_assert_true(dbfs_perm_may_io(&f, &td_callers[4].cred, DBFS_MAY_READ));
+    g_assert_false(dbfs_perm_may_io(&f, &td_callers[4].cred, DBFS_MAY_WRITE));
+    g_assert_false(dbfs_perm_may_io(&f, &td_callers[2].cred, DBFS_MAY_READ));
+    f.type = DBFS_DIR;
+    g_assert_false(dbfs_perm_may_io(&f, &td_callers[4].cred, DBFS_MAY_READ));
     td_close(&t);
 }
 
@@ -396,6 +419,101 @@ static void test_access(void)
     td_close(&t);
 }
 
+/* A program another user may execute but not read (mode 0001 or 0010,
+ * owner uid 1000): a caller the execute bit admits may READ it (how a
+ * client runs it) but not WRITE it, a caller of a class without the bit
+ * may not; ACCESS reports the true bits (EXECUTE, not READ); the owner
+ * reads and writes a file of mode 0000 that ACCESS says it may not. With
+ * relatime, an admitted READ moves atime (the SQL rule agrees). Once
+ * without caches (every check in the database path), once with the stat
+ * and buffer caches (the cached READ path). */
+static void read_if_exec(bool caches)
+{
+    td_fs t;
+    dbfs_cred root = td_root();
+    dbfs_cred owner = td_user(1000, 100, 0, td_no_groups);
+    dbfs_cred member = td_user(2000, 100, 0, td_no_groups);
+    dbfs_cred other = td_user(3000, 200, 0, td_no_groups);
+    const uint32_t rx = DBFS_ACCESS_READ | DBFS_ACCESS_EXECUTE;
+    char buf[16];
+    uint32_t n, got;
+    bool eof;
+    dbfs_attr_opt ao;
+    dbfs_attr a, f;
+    dbfs_stable st;
+    dbfs_wcc w;
+
+    td_open(&t);
+    if (caches) {
+        dbfs_config cfg = {.conninfo = t.conninfo,
+                           .relatime = true,
+                           .stat_cache_entries = 100,
+                           .name_cache_entries = 100,
+                           .buffer_cache_bytes = 1u << 20};
+
+        dbfs_conn_close(t.c);
+        dbfs_close(t.fs);
+        td_rc(dbfs_open(&cfg, &t.fs), 0);
+        td_rc(dbfs_conn_open(t.fs, &t.c), 0);
+    }
+    f = td_create(&t, &owner, t.root, "prog", 0755);
+    td_write(&t, &owner, td_fh(&f), 0, "#!program", 9);
+
+    /* 0001: others run it; the group (class without x) does not. */
+    td_chmod(&t, &owner, td_fh(&f), 0001);
+    for (int pass = 0; pass < 2; pass++) { /* the second from the caches, if on */
+        td_rc(dbfs_read(t.c, &other, td_fh(&f), 0, sizeof buf, buf, &n, &eof, &ao), 0);
+        g_assert_cmpmem(buf, n, "#!program", 9);
+        td_rc(dbfs_read(t.c, &member, td_fh(&f), 0, sizeof buf, buf, &n, &eof, &ao), -EACCES);
+        g_assert_true(ao.valid);
+    }
+    td_rc(dbfs_write(t.c, &other, td_fh(&f), 0, "x", 1, DBFS_FILE_SYNC, &st, &w), -EACCES);
+    td_rc(dbfs_access(t.c, &other, td_fh(&f), rx, &got, &a), 0);
+    g_assert_cmpuint(got, ==, DBFS_ACCESS_EXECUTE);
+    td_rc(dbfs_access(t.c, &member, td_fh(&f), rx, &got, &a), 0);
+    g_assert_cmpuint(got, ==, 0);
+
+    /* 0010: the group runs it; others do not. The first READ after the
+     * chmod is a read like any other: atime moves (relatime: it is due
+     * after the change), so the database's rule admitted it too. */
+    td_chmod(&t, &owner, td_fh(&f), 0010);
+    a = td_getattr(&t, td_fh(&f));
+    td_rc(dbfs_read(t.c, &member, td_fh(&f), 0, sizeof buf, buf, &n, &eof, &ao), 0);
+    g_assert_cmpint(td_getattr(&t, td_fh(&f)).atime_ns, >, a.atime_ns);
+    for (int pass = 0; pass < 2; pass++) {
+        td_rc(dbfs_read(t.c, &member, td_fh(&f), 0, sizeof buf, buf, &n, &eof, &ao), 0);
+        g_assert_cmpmem(buf, n, "#!program", 9);
+        td_rc(dbfs_read(t.c, &other, td_fh(&f), 0, sizeof buf, buf, &n, &eof, &ao), -EACCES);
+    }
+    td_rc(dbfs_access(t.c, &member, td_fh(&f), rx, &got, &a), 0);
+    g_assert_cmpuint(got, ==, DBFS_ACCESS_EXECUTE);
+    td_rc(dbfs_access(t.c, &other, td_fh(&f), rx, &got, &a), 0);
+    g_assert_cmpuint(got, ==, 0);
+
+    /* 0000: the owner still reads and writes (the owner override); ACCESS
+     * tells the owner the truth; nobody else reads; root does. */
+    td_chmod(&t, &owner, td_fh(&f), 0000);
+    td_rc(dbfs_read(t.c, &owner, td_fh(&f), 0, sizeof buf, buf, &n, &eof, &ao), 0);
+    g_assert_cmpmem(buf, n, "#!program", 9);
+    td_rc(dbfs_write(t.c, &owner, td_fh(&f), 0, "#", 1, DBFS_FILE_SYNC, &st, &w), 0);
+    td_rc(dbfs_access(t.c, &owner, td_fh(&f), 0x3f, &got, &a), 0);
+    g_assert_cmpuint(got, ==, 0);
+    td_rc(dbfs_read(t.c, &member, td_fh(&f), 0, sizeof buf, buf, &n, &eof, &ao), -EACCES);
+    td_rc(dbfs_read(t.c, &other, td_fh(&f), 0, sizeof buf, buf, &n, &eof, &ao), -EACCES);
+    td_rc(dbfs_read(t.c, &root, td_fh(&f), 0, sizeof buf, buf, &n, &eof, &ao), 0);
+    td_close(&t);
+}
+
+static void test_read_if_exec(void)
+{
+    read_if_exec(false);
+}
+
+static void test_read_if_exec_cached(void)
+{
+    read_if_exec(true);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -407,5 +525,7 @@ int main(int argc, char **argv)
     g_test_add_func("/attr/times", test_times);
     g_test_add_func("/attr/guard", test_guard);
     g_test_add_func("/attr/access", test_access);
+    g_test_add_func("/attr/read-if-exec", test_read_if_exec);
+    g_test_add_func("/attr/read-if-exec-cached", test_read_if_exec_cached);
     return g_test_run();
 }

@@ -7,7 +7,9 @@
  * that fails); a repeated read makes no round trip with the stat cache on
  * and fetches no chunk without it; and threads writing versioned blocks
  * while others read never let a reader see a block older than the last
- * write that completed before its read began. Every case runs in the
+ * write that completed before its read began (the writer keeps writing
+ * until the readers have read enough, so they race whatever the
+ * scheduler does). Every case runs in the
  * single and the hybrid layout, the stress with and without the stat
  * cache.
  */
@@ -277,16 +279,25 @@ static void test_round_trips_stat(void)
 /* Versioned blocks: a writer stamps block k with increasing versions
  * (half-chunk blocks, so writes merge into cached chunks), publishing the
  * version once the write returned; readers check they never see a block
- * older than what was published before their read began. */
-enum { TK_BLOCKS = 16, TK_BLOCK = 2048 };
+ * older than what was published before their read began. The writer goes
+ * on past TK_WRITES until every reader has read TK_READS times while it
+ * was writing (whatever the scheduler did), within TK_DEADLINE_US. */
+enum { TK_BLOCKS = 16, TK_BLOCK = 2048, TK_READERS = 2, TK_WRITES = 300, TK_READS = 50 };
+#define TK_DEADLINE_US (120 * G_USEC_PER_SEC)
 
 typedef struct {
     tk_fs *t;
     dbfs_fh fh;
     gint published[TK_BLOCKS];
     gint stop;
-    int bad, reads;
+    gint bad;
+    gint reads[TK_READERS];
 } tk_stress;
+
+typedef struct {
+    tk_stress *s;
+    int id;
+} tk_reader_arg;
 
 static void tk_stamp(unsigned char *blk, gint version, int k)
 {
@@ -296,9 +307,32 @@ static void tk_stamp(unsigned char *blk, gint version, int k)
     }
 }
 
+/* Check the blocks k0 .. k0 + nb - 1 read into buf against the versions
+ * published before the read (before[]). Returns the wrong blocks. */
+static int tk_check_blocks(const unsigned char *buf, int k0, int nb, const gint *before)
+{
+    int bad = 0;
+
+    for (int k = k0; k < k0 + nb; k++) {
+        const unsigned char *blk = buf + (k - k0) * TK_BLOCK;
+        gint v;
+        int kk;
+
+        memcpy(&v, blk, 4);
+        memcpy(&kk, blk + 4, 4);
+        for (int i = 8; i < TK_BLOCK; i += 8)
+            if (memcmp(blk + i, blk, 8) != 0)
+                bad++;
+        if (kk != k || v < before[k])
+            bad++;
+    }
+    return bad;
+}
+
 static gpointer tk_reader(gpointer p)
 {
-    tk_stress *s = p;
+    tk_reader_arg *ra = p;
+    tk_stress *s = ra->s;
     dbfs_conn *c;
     dbfs_cred root = {0};
     unsigned char buf[TK_BLOCKS * TK_BLOCK];
@@ -319,24 +353,21 @@ static gpointer tk_reader(gpointer p)
                         &eof, &a),
               0);
         g_assert_cmpuint(n, ==, (uint32_t)nb * TK_BLOCK);
-        for (int k = k0; k < k0 + nb; k++) {
-            const unsigned char *blk = buf + (k - k0) * TK_BLOCK;
-            gint v;
-            int kk;
-
-            memcpy(&v, blk, 4);
-            memcpy(&kk, blk + 4, 4);
-            for (int i = 8; i < TK_BLOCK; i += 8)
-                if (memcmp(blk + i, blk, 8) != 0)
-                    s->bad++;
-            if (kk != k || v < before[k])
-                s->bad++;
-        }
-        s->reads++;
+        g_atomic_int_add(&s->bad, tk_check_blocks(buf, k0, nb, before));
+        g_atomic_int_inc(&s->reads[ra->id]);
     }
     dbfs_conn_close(c);
     g_rand_free(r);
     return NULL;
+}
+
+/* Has every reader read TK_READS times? */
+static bool tk_readers_done(tk_stress *s)
+{
+    for (int i = 0; i < TK_READERS; i++)
+        if (g_atomic_int_get(&s->reads[i]) < TK_READS)
+            return false;
+    return true;
 }
 
 static void stress(dbfs_storage st, bool stat_cache)
@@ -344,9 +375,12 @@ static void stress(dbfs_storage st, bool stat_cache)
     tk_fs t;
     dbfs_cred root = {0};
     tk_stress s = {0};
+    tk_reader_arg ra[TK_READERS];
     unsigned char blk[2 * TK_BLOCK];
-    GThread *th[2];
+    GThread *th[TK_READERS];
     GRand *r = g_rand_new();
+    int64_t deadline;
+    gint v;
 
     tk_open(&t, st, stat_cache, true);
     dbfs_attr f = tk_create(t.c1, t.root, "f", 0);
@@ -356,12 +390,18 @@ static void stress(dbfs_storage st, bool stat_cache)
         tk_stamp(blk, 0, k);
         tk_write(t.c1, &root, s.fh, (uint64_t)k * TK_BLOCK, blk, TK_BLOCK);
     }
-    for (int i = 0; i < 2; i++)
-        th[i] = g_thread_new("reader", tk_reader, &s);
-    for (gint v = 1; v <= 300; v++) {
+    for (int i = 0; i < TK_READERS; i++) {
+        ra[i] = (tk_reader_arg){&s, i};
+        th[i] = g_thread_new("reader", tk_reader, &ra[i]);
+    }
+    deadline = g_get_monotonic_time() + TK_DEADLINE_US;
+    for (v = 1; v <= TK_WRITES || !tk_readers_done(&s); v++) {
         int k = g_rand_int_range(r, 0, TK_BLOCKS - 1);
         int two = g_rand_boolean(r);
 
+        if (g_get_monotonic_time() > deadline)
+            g_error("the readers did not read %d times each in %d s of writing", TK_READS,
+                    (int)(TK_DEADLINE_US / G_USEC_PER_SEC));
         tk_stamp(blk, v, k);
         tk_stamp(blk + TK_BLOCK, v, k + 1);
         tk_write(t.c1, &root, s.fh, (uint64_t)k * TK_BLOCK, blk, (uint32_t)(two + 1) * TK_BLOCK);
@@ -370,14 +410,13 @@ static void stress(dbfs_storage st, bool stat_cache)
             g_atomic_int_set(&s.published[k + 1], v);
     }
     g_atomic_int_set(&s.stop, 1);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < TK_READERS; i++)
         g_thread_join(th[i]);
     dbfs_cache_figures bf = tk_buffer(t.fs);
-    g_test_message("%d reads against 300 writes; buffer hits %" G_GUINT64_FORMAT
+    g_test_message("%d and %d reads against %d writes; buffer hits %" G_GUINT64_FORMAT
                    ", misses %" G_GUINT64_FORMAT,
-                   s.reads, bf.hits, bf.misses);
-    g_assert_cmpint(s.bad, ==, 0);
-    g_assert_cmpint(s.reads, >, 0);
+                   s.reads[0], s.reads[1], v - 1, bf.hits, bf.misses);
+    g_assert_cmpint(g_atomic_int_get(&s.bad), ==, 0);
     tk_read_eq(&t, t.c2, s.fh, 0, TK_BLOCKS * TK_BLOCK);
     g_rand_free(r);
     tk_close(&t);

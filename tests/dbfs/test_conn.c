@@ -16,25 +16,6 @@
 
 static const uint32_t td_no_groups[1] = {0};
 
-/* Run one statement on a connection of its own; fails the test on error.
- * Returns the first column of the first row as a number (0 if none). */
-static long td_sql(const char *conninfo, const char *sql)
-{
-    PGconn *pg = PQconnectdb(conninfo);
-    PGresult *r;
-    long v = 0;
-
-    g_assert_cmpint(PQstatus(pg), ==, CONNECTION_OK);
-    r = PQexec(pg, sql);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK && PQresultStatus(r) != PGRES_COMMAND_OK)
-        g_error("%s: %s", sql, PQresultErrorMessage(r));
-    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0)
-        v = atol(PQgetvalue(r, 0, 0));
-    PQclear(r);
-    PQfinish(pg);
-    return v;
-}
-
 static void test_mkfs_open(void)
 {
     char *db = tl_fresh_db();
@@ -450,6 +431,21 @@ static gpointer td_remover_run(gpointer arg)
     return NULL;
 }
 
+/* Wait until a session of conninfo's database waits for a lock, within a
+ * generous deadline. */
+static void td_wait_lock_waiter(const char *conninfo)
+{
+    int64_t deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+
+    while (td_sql(conninfo,
+                  "SELECT count(*) FROM pg_stat_activity"
+                  " WHERE datname = current_database() AND wait_event_type = 'Lock'") == 0) {
+        if (g_get_monotonic_time() > deadline)
+            g_error("no session came to wait for a lock in 60 s");
+        g_usleep(10 * 1000);
+    }
+}
+
 /* A deadlock between dbfs and another session: dbfs's transaction is the
  * one PostgreSQL aborts (40P01); dbfs runs it again and it succeeds. */
 static void test_deadlock_retry(void)
@@ -480,10 +476,11 @@ static void test_deadlock_retry(void)
     g_assert_cmpint(PQresultStatus(r), ==, PGRES_TUPLES_OK);
     PQclear(r);
 
-    /* dbfs locks the directory, then waits for the file... */
+    /* dbfs locks the directory, then waits for the file (wait until the
+     * database shows it waiting for a lock: the event, not a pause)... */
     rm = (td_remover){.fs = t.fs, .dir = t.root};
     th = g_thread_new("remover", td_remover_run, &rm);
-    g_usleep(300 * 1000);
+    td_wait_lock_waiter(t.conninfo);
     /* ... while this session waits for the directory. */
     g_assert_true(PQsendQuery(ext, "SELECT 1 FROM fileatt WHERE inode = 1 FOR UPDATE"));
     r = PQgetResult(ext);

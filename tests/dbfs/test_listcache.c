@@ -393,26 +393,36 @@ static void test_writeback(void)
 
 /* One thread makes and removes names while another lists: every listing
  * is whole (the dots, every stable name once, no name twice), and at the
- * end the cached listing is the stored one. */
+ * end the cached listing is the stored one. The writer goes on past
+ * TL_WRITES until TL_LISTINGS listings were made while it wrote (whatever
+ * the scheduler did), within TL_DEADLINE_US. */
+enum { TL_WRITES = 300, TL_LISTINGS = 20 };
+#define TL_DEADLINE_US (120 * G_USEC_PER_SEC)
+
 typedef struct {
     tl_pair *p;
     dbfs_fh dir;
-    volatile gint stop;
+    gint stop;
+    gint listings;
 } tl_race;
 
 static gpointer tl_writer(gpointer arg)
 {
     tl_race *r = arg;
     dbfs_cred root = td_root();
+    int64_t deadline = g_get_monotonic_time() + TL_DEADLINE_US;
     dbfs_conn *c;
     char nm[32];
 
     td_rc(dbfs_conn_open(r->p->t.fs, &c), 0);
-    for (int i = 0; i < 300; i++) {
+    for (int i = 0; i < TL_WRITES || g_atomic_int_get(&r->listings) < TL_LISTINGS; i++) {
         dbfs_sattr sa = {.set = DBFS_SET_MODE, .mode = 0644};
         dbfs_attr a;
         dbfs_wcc w;
 
+        if (g_get_monotonic_time() > deadline)
+            g_error("no %d listings in %d s of changes", TL_LISTINGS,
+                    (int)(TL_DEADLINE_US / G_USEC_PER_SEC));
         g_snprintf(nm, sizeof nm, "t%d", i);
         td_rc(dbfs_create(c, &root, r->dir, nm, DBFS_CREATE_GUARDED, &sa, 0, &a, &w), 0);
         if (i % 2 == 0) {
@@ -423,6 +433,32 @@ static gpointer tl_writer(gpointer arg)
     g_atomic_int_set(&r->stop, 1);
     dbfs_conn_close(c);
     return NULL;
+}
+
+/* One listing of the race, checked. */
+static void tl_race_listing(tl_race *r, bool plus)
+{
+    char *s = tl_list(r->p->t.c, r->dir, 5, plus);
+    gchar **lines = g_strsplit(s, "\n", -1);
+    GHashTable *names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    guint stable = 0;
+
+    for (gchar **l = lines; *l && **l; l++) {
+        gchar **f = g_strsplit(*l, " ", 4);
+
+        g_assert_nonnull(f[2]);
+        g_assert_false(g_hash_table_contains(names, f[2]));
+        g_hash_table_add(names, g_strdup(f[2]));
+        if (f[2][0] != 't')
+            stable++;
+        g_strfreev(f);
+    }
+    g_assert_true(g_hash_table_contains(names, "."));
+    g_assert_true(g_hash_table_contains(names, ".."));
+    g_assert_cmpuint(stable, ==, 2 + 10 + 4); /* dots, files, sub1, sub2, link, fifo */
+    g_hash_table_destroy(names);
+    g_strfreev(lines);
+    g_free(s);
 }
 
 static void test_race(void)
@@ -436,33 +472,16 @@ static void test_race(void)
     dbfs_attr d = tl_populate(&p, p.t.root, "d", 10);
     r.dir = td_fh(&d);
     th = g_thread_new("writer", tl_writer, &r);
-    while (!g_atomic_int_get(&r.stop) || listings < 3) {
-        char *s = tl_list(p.t.c, r.dir, 5, listings % 2 == 0);
-        gchar **lines = g_strsplit(s, "\n", -1);
-        GHashTable *names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-        guint stable = 0;
-
-        for (gchar **l = lines; *l && **l; l++) {
-            gchar **f = g_strsplit(*l, " ", 4);
-
-            g_assert_nonnull(f[2]);
-            g_assert_false(g_hash_table_contains(names, f[2]));
-            g_hash_table_add(names, g_strdup(f[2]));
-            if (f[2][0] != 't')
-                stable++;
-            g_strfreev(f);
-        }
-        g_assert_true(g_hash_table_contains(names, "."));
-        g_assert_true(g_hash_table_contains(names, ".."));
-        g_assert_cmpuint(stable, ==, 2 + 10 + 4); /* dots, files, sub1, sub2, link, fifo */
-        g_hash_table_destroy(names);
-        g_strfreev(lines);
-        g_free(s);
+    while (!g_atomic_int_get(&r.stop)) {
+        tl_race_listing(&r, listings % 2 == 0);
         listings++;
+        g_atomic_int_set(&r.listings, listings);
     }
     g_thread_join(th);
+    tl_race_listing(&r, true);
     tl_expect_same(&p, r.dir, "the race");
     g_test_message("%d listings beside the writer", listings);
+    g_assert_cmpint(listings, >=, TL_LISTINGS);
     tl_close(&p);
 }
 

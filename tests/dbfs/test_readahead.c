@@ -1,6 +1,6 @@
 /*
  * test_readahead.c -- sequential READs fetch the next chunks along
- * (dbfs_data.c read-ahead), so a stream of small reads costs far fewer
+ * (dbfs_read.c read-ahead), so a stream of small reads costs far fewer
  * round trips than reads; random reads fetch only what they ask; and
  * every byte is right either way.
  */

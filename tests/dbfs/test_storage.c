@@ -420,8 +420,11 @@ typedef struct {
     const unsigned char *pattern;
     size_t max;
     gint stop;
-    int reads, errors;
+    gint reads, errors;
 } ts_race;
+
+/* A generous bound for waiting on the other thread (never a pace). */
+#define TS_DEADLINE_US (120 * G_USEC_PER_SEC)
 
 static gpointer ts_race_reader(gpointer p)
 {
@@ -442,26 +445,31 @@ static gpointer ts_race_reader(gpointer p)
 
             while (rc == 0 && k < n && buf[k] == r->pattern[k])
                 k++;
-            if (r->errors++ < 5)
+            if (g_atomic_int_add(&r->errors, 1) < 5)
                 g_test_message("read: rc %d, %u bytes of %" G_GUINT64_FORMAT ", first wrong "
                                "byte at %zu",
                                rc, n, a.valid ? a.attr.size : 0, k);
         }
-        r->reads++;
+        g_atomic_int_inc(&r->reads);
     }
     dbfs_conn_close(c);
     g_free(buf);
     return NULL;
 }
 
+/* A reader reads a hybrid file over and over while the writer moves it to
+ * its own table and back: every read is whole. The writer goes on past 60
+ * rounds until the reader has read 30 times (whatever the scheduler did). */
 static void test_hybrid_race(void)
 {
-    enum { CS = 2048, THR = 8192 };
+    enum { CS = 2048, THR = 8192, ROUNDS = 60, READS = 30 };
     td_fs t;
     dbfs_cred root = td_root();
     unsigned char pattern[4 * THR];
     ts_race r = {0};
     dbfs_wcc w;
+    int64_t deadline;
+    int i;
 
     ts_open(&t, DBFS_STORAGE_HYBRID, DBFS_ENC_BINARY, CS, THR);
     ts_fill(pattern, sizeof pattern, 4);
@@ -472,18 +480,21 @@ static void test_hybrid_race(void)
     r.pattern = pattern;
     r.max = sizeof pattern;
     GThread *th = g_thread_new("reader", ts_race_reader, &r);
-    for (int i = 0; i < 60; i++) {
+    deadline = g_get_monotonic_time() + TS_DEADLINE_US;
+    for (i = 0; i < ROUNDS || g_atomic_int_get(&r.reads) < READS; i++) {
         dbfs_sattr sa = {.set = DBFS_SET_SIZE, .size = (uint64_t)(i % 3) * 1000 + 10};
 
+        if (g_get_monotonic_time() > deadline)
+            g_error("the reader did not read %d times in %d s", READS,
+                    (int)(TS_DEADLINE_US / G_USEC_PER_SEC));
         td_write(&t, &root, td_fh(&f), THR / 2, pattern + THR / 2, sizeof pattern - THR / 2);
         td_rc(dbfs_setattr(t.c, &root, td_fh(&f), &sa, NULL, &w), 0);
         td_write(&t, &root, td_fh(&f), sa.size, pattern + sa.size, THR / 2 - sa.size);
     }
     g_atomic_int_set(&r.stop, 1);
     g_thread_join(th);
-    g_test_message("%d reads raced 60 migrations each way", r.reads);
+    g_test_message("%d reads raced %d migrations each way", r.reads, i);
     g_assert_cmpint(r.errors, ==, 0);
-    g_assert_cmpint(r.reads, >, 0);
     ts_check_invariants(&t);
     td_close(&t);
 }
@@ -493,8 +504,8 @@ static void test_hybrid_race(void)
 typedef struct {
     td_fs *t;
     dbfs_fh fh;
-    gint stop;
-    int ok, stale, other;
+    gint ok;
+    int stale, other;
 } ts_rm;
 
 static gpointer ts_rm_reader(gpointer p)
@@ -505,14 +516,14 @@ static gpointer ts_rm_reader(gpointer p)
     unsigned char *buf = g_malloc(65536);
 
     td_rc(dbfs_conn_open(r->t->fs, &c), 0);
-    while (!g_atomic_int_get(&r->stop)) {
+    for (;;) {
         uint32_t n;
         bool eof;
         dbfs_attr_opt a;
         int rc = dbfs_read(c, &root, r->fh, 0, 65536, buf, &n, &eof, &a);
 
         if (rc == 0)
-            r->ok++;
+            g_atomic_int_inc(&r->ok);
         else if (rc == -ESTALE)
             break;
         else {
@@ -526,6 +537,8 @@ static gpointer ts_rm_reader(gpointer p)
     return NULL;
 }
 
+/* The reader reads until the file is gone; the removal comes once it has
+ * read 1, 2 or 3 times (the event), so it lands in the middle of reads. */
 static void test_remove_while_reading(void)
 {
     td_fs t;
@@ -538,12 +551,17 @@ static void test_remove_while_reading(void)
     for (int i = 0; i < 10; i++) {
         ts_rm r = {0};
         dbfs_attr f = td_create(&t, &root, t.root, "f", 0644);
+        int64_t deadline = g_get_monotonic_time() + TS_DEADLINE_US;
 
         td_write(&t, &root, td_fh(&f), 0, data, sizeof data);
         r.t = &t;
         r.fh = td_fh(&f);
         GThread *th = g_thread_new("reader", ts_rm_reader, &r);
-        g_usleep(2000 + 1000 * i);
+        while (g_atomic_int_get(&r.ok) < 1 + i % 3) {
+            if (g_get_monotonic_time() > deadline)
+                g_error("the reader did not read in %d s", (int)(TS_DEADLINE_US / G_USEC_PER_SEC));
+            g_thread_yield();
+        }
         td_rc(dbfs_remove(t.c, &root, t.root, "f", &w), 0);
         g_thread_join(th);
         g_assert_cmpint(r.other, ==, 0);

@@ -104,6 +104,23 @@ static dbfs_stable tw_write(td_fs *t, const dbfs_cred *cr, dbfs_fh fh, uint64_t 
     return st;
 }
 
+/* A generous bound for waiting on an event (never a pace). */
+#define TW_DEADLINE_US (120 * G_USEC_PER_SEC)
+
+/* Wait until the oldest data the buffer holds is at least ms old. */
+static void tw_wait_age(const dbfs *fs, uint64_t ms)
+{
+    int64_t deadline = g_get_monotonic_time() + TW_DEADLINE_US;
+    dbfs_wb_stats st;
+
+    for (dbfs_wb_figures(fs, &st); st.oldest_age_ms < ms; dbfs_wb_figures(fs, &st)) {
+        g_assert_cmpuint(st.bytes, >, 0);
+        if (g_get_monotonic_time() > deadline)
+            g_error("buffered data did not age %" G_GUINT64_FORMAT " ms", ms);
+        g_usleep(1000);
+    }
+}
+
 /* UNSTABLE writes wait in memory (no round trip, nothing stored), show in
  * the attributes, and COMMIT stores them in one round trip. */
 static void test_buffered(void)
@@ -209,9 +226,9 @@ static void test_flush_points(void)
     /* Age: the flusher's call stores what is old enough, nothing else. */
     dbfs_attr k = td_create(&t, &root, t.root, "age", 0644);
     tw_write(&t, &root, td_fh(&k), 0, data, 1000, DBFS_UNSTABLE, &w);
-    g_assert_cmpint(dbfs_wb_flush_due(c2, 60000), ==, 0);
+    g_assert_cmpint(dbfs_wb_flush_due(c2, 3600 * 1000), ==, 0);
     g_assert_cmpint(tw_stored_size(&t, k.ino), ==, 0);
-    g_usleep(20000);
+    tw_wait_age(t.fs, 11);
     g_assert_cmpint(dbfs_wb_flush_due(c2, 10), ==, 1);
     g_assert_cmpint(tw_stored_size(&t, k.ino), ==, 1000);
 
@@ -264,6 +281,44 @@ static void test_gone_and_setuid(void)
     dbfs_attr ro = td_create(&t, &root, t.root, "ro", 0644);
     td_rc(dbfs_write(t.c, &u, td_fh(&ro), 0, data, 10, DBFS_UNSTABLE, NULL, &w), -EACCES);
     td_rc(dbfs_write(t.c, &u, t.root, 0, data, 10, DBFS_UNSTABLE, NULL, &w), -EISDIR);
+    td_close(&t);
+}
+
+/* An UNSTABLE write whose check meets a lost connection answers -EAGAIN
+ * (JUKEBOX: the client sends it again) and stores nothing: it is not
+ * taken for a write the buffer declined and sent again as a stable one.
+ * The stat cache is off, so the check is a round trip. */
+static void test_lost_check(void)
+{
+    td_fs t;
+    dbfs_cred root = td_root();
+    dbfs_config cfg = {0};
+    dbfs_stable st = DBFS_UNSTABLE;
+    dbfs_wb_stats ws;
+    dbfs_wcc w;
+
+    memset(&t, 0, sizeof t);
+    t.conninfo = tl_fresh_fs();
+    cfg.conninfo = t.conninfo;
+    cfg.writeback_bytes = 1u << 20;
+    td_rc(dbfs_open(&cfg, &t.fs), 0);
+    td_rc(dbfs_conn_open(t.fs, &t.c), 0);
+    t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t.fs)->root_gen};
+    dbfs_attr f = td_create(&t, &root, t.root, "f", 0644);
+    g_assert_cmpint(td_sql(t.conninfo, "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid,"
+                                       " 30000)) FROM pg_stat_activity"
+                                       " WHERE datname = current_database()"
+                                       " AND application_name = 'pgnfs'"),
+                    ==, 1);
+    td_rc(dbfs_write(t.c, &root, td_fh(&f), 0, "lost", 4, DBFS_UNSTABLE, &st, &w), -EAGAIN);
+    g_assert_cmpint(tw_stored_size(&t, f.ino), ==, 0);
+    dbfs_wb_figures(t.fs, &ws);
+    g_assert_cmpuint(ws.bytes, ==, 0);
+    /* The connection was reset: the client's retry is buffered. */
+    g_assert_cmpint(tw_write(&t, &root, td_fh(&f), 0, "back", 4, DBFS_UNSTABLE, &w), ==,
+                    DBFS_UNSTABLE);
+    td_rc(dbfs_commit(t.c, td_fh(&f), 0, 0, &w), 0);
+    tw_expect_stored(&t, td_fh(&f), (const unsigned char *)"back", 4);
     td_close(&t);
 }
 
@@ -378,7 +433,11 @@ typedef struct {
     const unsigned char *data;
     unsigned part, parts;
     size_t part_len, piece;
+    gint *reads; /* the reader's count so far */
 } tw_writer;
+
+/* Reads the reader makes while the writers are half way. */
+#define TW_READS_MIDWAY 5
 
 static gpointer tw_writer_main(gpointer p)
 {
@@ -388,11 +447,21 @@ static gpointer tw_writer_main(gpointer p)
     dbfs_wcc w;
     dbfs_stable st;
     size_t base = a->part * a->part_len;
+    size_t npieces = a->part_len / a->piece;
+    int64_t deadline = g_get_monotonic_time() + TW_DEADLINE_US;
 
     td_rc(dbfs_conn_open(a->t->fs, &c), 0);
-    /* Pieces in a scrambled order. */
-    for (size_t k = 0; k < a->part_len / a->piece; k++) {
-        size_t i = (k * 7 + a->part) % (a->part_len / a->piece);
+    /* Pieces in a scrambled order; half way, wait until the reader has
+     * read a few times, so that reads meet a half-written file whatever
+     * the scheduler did. */
+    for (size_t k = 0; k < npieces; k++) {
+        size_t i = (k * 7 + a->part) % npieces;
+
+        while (k == npieces / 2 && g_atomic_int_get(a->reads) < TW_READS_MIDWAY) {
+            if (g_get_monotonic_time() > deadline)
+                g_error("the reader did not read while the writers waited");
+            g_thread_yield();
+        }
 
         td_rc(dbfs_write(c, &root, a->fh, base + i * a->piece, a->data + base + i * a->piece,
                          (uint32_t)a->piece, DBFS_UNSTABLE, &st, &w),
@@ -410,17 +479,18 @@ static void test_concurrent(void)
     unsigned char *data = g_malloc(PARTS * PART), *buf = g_malloc(PARTS * PART);
     tw_writer wr[PARTS];
     GThread *th[PARTS];
+    gint reads = 0;
     dbfs_wcc w;
 
     tw_open(&t, DBFS_STORAGE_SINGLE, 8192, 1u << 20, 256 * 1024);
     tw_fill(data, PARTS * PART, 9);
     dbfs_attr f = td_create(&t, &root, t.root, "big", 0644);
     for (unsigned i = 0; i < PARTS; i++) {
-        wr[i] = (tw_writer){&t, td_fh(&f), data, i, PARTS, PART, PIECE};
+        wr[i] = (tw_writer){&t, td_fh(&f), data, i, PARTS, PART, PIECE, &reads};
         th[i] = g_thread_new("writer", tw_writer_main, &wr[i]);
     }
     /* Meanwhile: reads see sizes only grow and bytes only as written. */
-    for (int k = 0; k < 20; k++) {
+    for (int k = 0; k < 20; k++, g_atomic_int_inc(&reads)) {
         uint32_t n = 0;
         bool eof;
         dbfs_attr_opt a;
@@ -444,6 +514,7 @@ int main(int argc, char **argv)
     g_test_add_func("/wb/buffered", test_buffered);
     g_test_add_func("/wb/flush-points", test_flush_points);
     g_test_add_func("/wb/gone-and-setuid", test_gone_and_setuid);
+    g_test_add_func("/wb/lost-check", test_lost_check);
     g_test_add_func("/wb/random-single", test_random_single);
     g_test_add_func("/wb/random-inversion", test_random_inversion);
     g_test_add_func("/wb/random-hybrid", test_random_hybrid);

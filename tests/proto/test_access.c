@@ -28,6 +28,12 @@
  * case is skipped with a message. The raw calls go over TCP, and once
  * more over UDP (/access/udp: the server takes the client's address from
  * each datagram there).
+ *
+ * /access/exec_only: a program that others may execute but not read runs
+ * (a client executes a file by READing it with the caller's credentials:
+ * READ is allowed to whoever the execute bit admits, as Linux knfsd
+ * allows it), ACCESS still reports the true bits, and the owner reads and
+ * writes its own file of mode 000.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -888,6 +894,74 @@ static void test_auth_none_procs(void)
     assert_alive();
 }
 
+/* ---- execute without read ----------------------------------------------------- */
+
+/* The ACCESS3 bits of READ and EXECUTE that c gets on fh. */
+static uint32_t access_rx(nr_ctx *c, const nr_fh *fh)
+{
+    ACCESS3res ac;
+
+    pt_ok(c, nr_access(c, fh, ACCESS3_READ | ACCESS3_EXECUTE, &ac));
+    return ac.ACCESS3res_u.resok.access;
+}
+
+/* READ of all of fh by c: NFS3_OK and the program's bytes, or the status. */
+static int read_prog(nr_ctx *c, const nr_fh *fh)
+{
+    READ3res rd;
+    int st = nr_read(c, fh, 0, 100, &rd);
+
+    if (st == NFS3_OK)
+        g_assert_cmpmem(rd.READ3res_u.resok.data.data_val, rd.READ3res_u.resok.data.data_len,
+                        "#!/bin/true", 11);
+    return st;
+}
+
+static void test_exec_only(void)
+{
+    /* The owner (uid 1000, group 1000), a member of the owner's group and
+     * somebody else (uid 2000, group 2000). */
+    nr_cred member_cred = pt_cred(3000, PT_OWNER_GID, 0, NULL);
+    nr_ctx *owner = pt_open(&pt_owner), *other = pt_open(&pt_other);
+    nr_ctx *member = pt_open(&member_cred), *root = pt_open(NULL);
+    nr_fh dir = pt_fresh_dir();
+    nr_fh f = pt_create(owner, &dir, "prog", 0755);
+
+    pt_write(owner, &f, 0, "#!/bin/true", 11);
+
+    /* 001: the others' execute bit admits uid 2000, who may READ (run)
+     * it; the group's class has no bit. ACCESS: EXECUTE, never READ. */
+    pt_chmod(owner, &f, 0001);
+    pt_ok(other, read_prog(other, &f));
+    pt_stat(member, read_prog(member, &f), NFS3ERR_ACCES);
+    g_assert_cmphex(access_rx(other, &f), ==, ACCESS3_EXECUTE);
+    g_assert_cmphex(access_rx(member, &f), ==, 0);
+    pt_stat(other, nr_write(other, &f, 0, "x", 1, FILE_SYNC, NULL), NFS3ERR_ACCES);
+
+    /* 010: the group's execute bit admits the member; not the others. */
+    pt_chmod(owner, &f, 0010);
+    pt_ok(member, read_prog(member, &f));
+    pt_stat(other, read_prog(other, &f), NFS3ERR_ACCES);
+    g_assert_cmphex(access_rx(member, &f), ==, ACCESS3_EXECUTE);
+    g_assert_cmphex(access_rx(other, &f), ==, 0);
+    pt_stat(member, nr_write(member, &f, 0, "x", 1, UNSTABLE, NULL), NFS3ERR_ACCES);
+
+    /* 000: the owner still reads and writes its file (the owner
+     * override), though ACCESS tells it the bits; nobody else reads;
+     * root does. */
+    pt_chmod(owner, &f, 0000);
+    pt_ok(owner, read_prog(owner, &f));
+    g_assert_cmphex(access_rx(owner, &f), ==, 0);
+    pt_ok(owner, nr_write(owner, &f, 0, "#", 1, FILE_SYNC, NULL));
+    pt_stat(other, read_prog(other, &f), NFS3ERR_ACCES);
+    pt_stat(member, read_prog(member, &f), NFS3ERR_ACCES);
+    pt_ok(root, read_prog(root, &f));
+    nr_close(owner);
+    nr_close(other);
+    nr_close(member);
+    nr_close(root);
+}
+
 /* ---- the fixture ----------------------------------------------------------------- */
 
 /* Directories the exports name, and /ro's contents, made through "/". */
@@ -938,6 +1012,7 @@ int main(int argc, char **argv)
     pt_add("/access/anon_ids", test_anon_ids);
     pt_add("/access/secure", test_secure);
     pt_add("/access/udp", test_udp);
+    pt_add("/access/exec_only", test_exec_only);
     pt_add("/handles/bitflips", test_handle_bitflips);
     pt_add("/handles/crafted", test_handle_crafted);
     pt_add("/handles/removed", test_handle_removed);

@@ -7,13 +7,26 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include <glib.h>
 
 #include "cache_lru.h"
+
+/* Widen the window between two steps of a thread (a read and its fill, a
+ * commit and its store) by a short random spin, so other threads' steps
+ * fall into it: on the CPU, not by giving it away (sched_yield would hand
+ * it to whatever else runs on the machine and make the test's length
+ * depend on the load). */
+static void tc_widen(GRand *r)
+{
+    volatile unsigned spin = 0;
+    unsigned n = (unsigned)g_rand_int_range(r, 0, 2048);
+
+    for (unsigned i = 0; i < n; i++)
+        spin += i;
+}
 
 static cache_lru *new_lru(size_t cap, unsigned shards, unsigned stripes)
 {
@@ -336,14 +349,31 @@ typedef struct {
     atomic_uint_fast64_t replied[HAM_KEYS];
     cache_lru *c;
     atomic_int errors;
+    int64_t deadline; /* g_get_monotonic_time(): stop waiting for the events */
 } ham_model;
+
+/* Has the hammer seen what it is for: hits, evictions, and fills or
+ * stores refused because a mutation overlapped (only threads that really
+ * interleave make those)? Then it may stop after HAM_OPS each. */
+static bool ham_enough(ham_model *h)
+{
+    cache_lru_stats st;
+
+    cache_lru_get_stats(h->c, &st);
+    return st.hits > 0 && st.evictions > 0 && st.refused > 0;
+}
 
 static void *ham_thread(void *arg)
 {
     ham_model *h = arg;
     GRand *r = g_rand_new_with_seed((guint32)(uintptr_t)pthread_self());
 
-    for (int op = 0; op < HAM_OPS; op++) {
+    /* At least HAM_OPS; then on until the events happened (the threads
+     * may have run one after another), within a generous deadline. */
+    for (int op = 0;; op++) {
+        if (op >= HAM_OPS && op % 1024 == 0 &&
+            (ham_enough(h) || g_get_monotonic_time() > h->deadline))
+            break;
         uint64_t k = (uint64_t)g_rand_int_range(r, 0, HAM_KEYS);
         uint64_t g = k / 4; /* four keys per guard, like names in a directory */
         int what = g_rand_int_range(r, 0, 10);
@@ -356,7 +386,7 @@ static void *ham_thread(void *arg)
             v = ++h->committed[k];
             pthread_mutex_unlock(&h->row[k]);
             if (g_rand_int_range(r, 0, 4) == 0)
-                sched_yield(); /* widen the window between commit and store */
+                tc_widen(r); /* widen the window between commit and store */
             if (g_rand_boolean(r))
                 cache_lru_store(h->c, &m, g, &k, 8, &v, 8, 1);
             else
@@ -376,7 +406,7 @@ static void *ham_thread(void *arg)
                 v = h->committed[k];
                 pthread_mutex_unlock(&h->row[k]);
                 if (g_rand_int_range(r, 0, 4) == 0)
-                    sched_yield();
+                    tc_widen(r);
                 cache_lru_fill(h->c, t, g, &k, 8, &v, 8, 1);
                 continue;
             }
@@ -406,6 +436,7 @@ static void test_hammer(void)
         atomic_init(&h.replied[i], 0);
     }
     atomic_init(&h.errors, 0);
+    h.deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
     for (int i = 0; i < HAM_THREADS; i++)
         g_assert_cmpint(pthread_create(&th[i], NULL, ham_thread, &h), ==, 0);
     for (int i = 0; i < HAM_THREADS; i++)

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,7 +15,20 @@
 #include <glib.h>
 
 #include "cache_name.h"
-#include "dbfs.h"
+
+/* Widen the window between two steps of a thread (a read and its fill, a
+ * commit and its store) by a short random spin, so other threads' steps
+ * fall into it: on the CPU, not by giving it away (sched_yield would hand
+ * it to whatever else runs on the machine and make the test's length
+ * depend on the load). */
+static void tc_widen(GRand *r)
+{
+    volatile unsigned spin = 0;
+    unsigned n = (unsigned)g_rand_int_range(r, 0, 2048);
+
+    for (unsigned i = 0; i < n; i++)
+        spin += i;
+}
 
 static cache_name *new_name(size_t n)
 {
@@ -44,7 +56,7 @@ static void test_basic(void)
     uint64_t ino = 0;
     uint32_t gen = 0;
     cache_lru_stats st;
-    char long_name[DBFS_NAME_MAX + 2];
+    char long_name[CACHE_NAME_MAX + 2];
 
     g_assert_cmpint(cache_name_new(0, &c), ==, -EINVAL);
     g_assert_null(c);
@@ -70,7 +82,7 @@ static void test_basic(void)
     memset(long_name, 'n', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = 0;
     g_assert_cmpint(fill(c, 1, long_name, false, 0, 0), ==, -EINVAL);
-    long_name[DBFS_NAME_MAX] = 0; /* exactly the maximum is fine */
+    long_name[CACHE_NAME_MAX] = 0; /* exactly the maximum is fine */
     g_assert_cmpint(fill(c, 1, long_name, false, 0, 0), ==, 0);
     g_assert_cmpint(get(c, 1, long_name, &ino, &gen), ==, CACHE_NAME_ABSENT);
     g_assert_cmpint(get(c, 1, "..", &ino, &gen), ==, CACHE_NAME_MISS);
@@ -168,7 +180,7 @@ static void *nh_thread(void *arg)
                 v2 = ++h->v[d][j];
             pthread_mutex_unlock(&h->dir[d]);
             if (g_rand_boolean(r))
-                sched_yield();
+                tc_widen(r);
             cache_name_store(h->c, &m, dir, name, 3, v % 2 == 1, v, (uint32_t)v);
             if (two)
                 cache_name_store(h->c, &m, dir, name2, 3, v2 % 2 == 1, v2, (uint32_t)v2);
@@ -186,7 +198,7 @@ static void *nh_thread(void *arg)
             uint64_t v = h->v[d][i];
             pthread_mutex_unlock(&h->dir[d]);
             if (g_rand_boolean(r))
-                sched_yield();
+                tc_widen(r);
             cache_name_fill(h->c, t, dir, name, 3, v % 2 == 1, v, (uint32_t)v);
             continue;
         }

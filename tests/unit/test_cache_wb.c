@@ -14,6 +14,17 @@
 
 enum { CS = 1024 };
 
+/* A generous bound for waiting on an event (a deadline, never a pace). */
+#define TW_DEADLINE_US (60 * G_USEC_PER_SEC)
+
+/* Wait until cache_wb_now_us() has moved past t (so the next put is
+ * younger than t): the clock's event, not a pause of a guessed length. */
+static void tw_after(int64_t t)
+{
+    while (cache_wb_now_us() <= t)
+        g_thread_yield();
+}
+
 static cache_wb *tw_new(size_t limit)
 {
     cache_wb_opts o = {.limit = limit, .chunk_size = CS, .max_layers = 4};
@@ -192,9 +203,9 @@ static void test_bound_and_age(void)
     cache_wb_stats st;
 
     g_assert_cmpint(cache_wb_put(wb, 1, 1, 0, data, 2 * CS, 1, NULL), ==, 0);
-    g_usleep(2000);
+    tw_after(cache_wb_now_us());
     int64_t mid = cache_wb_now_us();
-    g_usleep(2000);
+    tw_after(mid);
     g_assert_cmpint(cache_wb_put(wb, 2, 1, 0, data, 2 * CS, 1, NULL), ==, 0);
     g_assert_cmpint(cache_wb_put(wb, 3, 1, 0, data, 6 * CS, 1, NULL), ==, -ENOSPC);
     g_assert_false(cache_wb_overlay(wb, 3, &(uint64_t){0}, &(int64_t){0}));
@@ -215,7 +226,8 @@ static void test_bound_and_age(void)
     cache_wb_free(wb);
 }
 
-/* A second take waits until the flush in flight ends. */
+/* A second take waits until the flush in flight ends: the test waits
+ * until the buffer counts it waiting (the event), then ends the flush. */
 typedef struct {
     cache_wb *wb;
     gint taken;
@@ -241,12 +253,21 @@ static void test_take_waits(void)
     cache_wb_taken *t = cache_wb_take(wb, 5);
     g_assert_cmpint(cache_wb_put(wb, 5, 1, 1, "b", 1, 2, NULL), ==, 0);
     GThread *th = g_thread_new("take", tw_waiter_main, &w);
-    g_usleep(50000);
+    int64_t deadline = g_get_monotonic_time() + TW_DEADLINE_US;
+    cache_wb_stats st;
+
+    for (cache_wb_get_stats(wb, &st); st.waiting == 0; cache_wb_get_stats(wb, &st)) {
+        if (g_get_monotonic_time() > deadline)
+            g_error("the second take never started waiting");
+        g_thread_yield();
+    }
     g_assert_cmpint(g_atomic_int_get(&w.taken), ==, 0);
     cache_wb_done(wb, t, 0);
     g_thread_join(th);
     g_assert_cmpint(g_atomic_int_get(&w.taken), ==, 1);
     g_assert_true(cache_wb_empty(wb));
+    cache_wb_get_stats(wb, &st);
+    g_assert_cmpuint(st.waiting, ==, 0);
     cache_wb_free(wb);
 }
 

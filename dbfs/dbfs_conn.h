@@ -1,0 +1,164 @@
+/*
+ * dbfs_conn.h -- database connections, the one module every dbfs path
+ * reaches PostgreSQL through: the request path's worker connections and
+ * the admin paths' sessions (mkfs, open, du, find, fsck). Connecting,
+ * resetting a lost connection, running prepared statements and scripts,
+ * and classifying every failure with dbfs_err_classify() (dbfs_err.h).
+ *
+ * NOTES
+ *   Two kinds of connection, one structure:
+ *
+ *     worker   (dbfs_conn_open, dbfs.h) stays in libpq pipeline mode for
+ *              its whole life, with every worker statement prepared at
+ *              setup. An operation queues one or more statements (a
+ *              "batch"), ends it with one Sync and reads the results: one
+ *              batch is one round trip and, because a Sync ends an
+ *              implicit transaction, one transaction.
+ *     session  (dbfs_session_open) a plain connection for the admin
+ *              paths: statements prepared on first use, scripts (simple
+ *              query protocol), rows streamed in single-row mode,
+ *              explicit transactions (dbfs_txn).
+ *
+ *   Batch life on a worker connection:
+ *
+ *     idle --dbfs_batch_begin--> queuing --dbfs_batch_add*--> queuing
+ *     queuing --dbfs_batch_sync--> reading --dbfs_batch_result*--> reading
+ *     reading --dbfs_batch_end--> idle      (drains what was not read, and
+ *                                            resets a broken connection)
+ *
+ *   Connection states (both kinds):
+ *
+ *     (new) --open: connect (+ prepare, workers)--> ready
+ *     ready --a failure the classifier calls broken--> broken
+ *     broken --reset: PQreset (+ prepare)--> ready
+ *     broken --reset fails--> broken (calls answer -EAGAIN and try again)
+ *
+ *   A worker is reset by dbfs_batch_end() of the batch that broke it (or
+ *   the next dbfs_batch_begin()); a session by the call that broke it. So
+ *   the call that finds the connection gone answers -EAGAIN and the next
+ *   call normally works.
+ *
+ *   Errors are classified once, by SQLSTATE, when the first failing result
+ *   of a batch arrives; later results of an aborted pipeline do not
+ *   overwrite it. dbfs_batch_end() returns that first error.
+ *
+ *   Retries: an operation that fails with DBFS_ERETRY runs again whole,
+ *   bounded by dbfs_retry_wait() (DBFS_RETRIES attempts, then -EAGAIN):
+ *   dbfs_batch_run() for worker batches, dbfs_exec() for one statement on
+ *   either kind (outside an explicit transaction), dbfs_stream() while no
+ *   row was delivered, dbfs_txn() for a session's transaction.
+ *
+ *   Ownership: a PGresult handed out by dbfs_batch_result() or dbfs_exec()
+ *   belongs to the caller, who PQclear()s it on every path. A connection
+ *   belongs to one thread at a time.
+ */
+#ifndef PGNFS_DBFS_CONN_H
+#define PGNFS_DBFS_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+#include "dbfs.h"
+#include "dbfs_err.h"
+#include "dbfs_sql.h"
+#include "dbfs_wire.h"
+
+struct dbfs_conn {
+    dbfs *fs; /* a worker's file system; NULL for a session */
+    PGconn *pg;
+    bool pipeline; /* a worker connection */
+    bool ready;    /* connected, set up (workers: in pipeline mode, prepared) */
+    /* Statements prepared on this connection so far (sessions prepare on
+     * first use; a reset forgets them). */
+    bool prepared[DBFS_ST_COUNT];
+    uint64_t round_trips;
+    /* The current batch (workers): the statements queued, how many
+     * results were taken, and the first error (0 if none). */
+    dbfs_stmt *queued;
+    size_t nqueued, cap, ntaken;
+    bool synced;
+    int err;
+};
+
+/*
+ * dbfs_session_open -- a session (see above) to conninfo, with `app` as
+ * the fallback application name. Returns 0 and *out (close it with
+ * dbfs_conn_close), -EAGAIN (cannot connect; logged "cannot connect to
+ * the database: ...") or -ENOMEM.
+ */
+int dbfs_session_open(const char *conninfo, const char *app, dbfs_conn **out);
+
+/* --- batches on a worker connection ------------------------------------- */
+
+/* Start a batch; reconnects a broken connection first. Returns 0 or
+ * -EAGAIN (no connection; logged). */
+int dbfs_batch_begin(dbfs_conn *c);
+/* Queue statement id. Failures are remembered and returned by
+ * dbfs_batch_end(); the return value says whether it was queued (0). */
+int dbfs_batch_add(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p);
+/* End the queue with a Sync: one round trip. */
+int dbfs_batch_sync(dbfs_conn *c);
+/*
+ * dbfs_batch_result -- the result of the next queued statement, in order.
+ * Returns 0 and *res (tuples or command OK; caller clears), or the batch's
+ * first error with *res NULL (also for statements skipped after an error).
+ */
+int dbfs_batch_result(dbfs_conn *c, PGresult **res);
+/* Drain the rest of the batch; returns its first error (0 if none) and
+ * resets the connection if it broke. */
+int dbfs_batch_end(dbfs_conn *c);
+
+/*
+ * dbfs_batch_run -- one batch, run again while it fails with DBFS_ERETRY
+ * (bounded; then -EAGAIN): dbfs_batch_begin, fn(c, arg), dbfs_batch_end.
+ * fn queues, syncs and reads the results it wants into arg, and returns 0
+ * or an error of its own (what dbfs_batch_end returns comes first); since
+ * it may run again, fn clears what a former attempt left in arg before it
+ * queues. Returns 0, fn's error, or the batch's.
+ */
+int dbfs_batch_run(dbfs_conn *c, int (*fn)(dbfs_conn *c, void *arg), void *arg);
+
+/* --- statements on either kind ------------------------------------------- */
+
+/*
+ * dbfs_exec -- run one statement (one round trip), retrying serialization
+ * failures and deadlocks as dbfs_retry_wait() bounds them when it is its
+ * own transaction (a worker; a session outside dbfs_txn). Inside a
+ * session's transaction DBFS_ERETRY is returned for dbfs_txn to rerun it
+ * whole. Returns 0 and *res (caller clears) or a negative errno with *res
+ * NULL.
+ */
+int dbfs_exec(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p, PGresult **res);
+
+/* --- sessions only ------------------------------------------------------- */
+
+/* dbfs_script -- run a script (a schema file, BEGIN, COMMIT...) with the
+ * simple query protocol; `name` names it in the logs. Returns 0 or an
+ * errno as classified (DBFS_ERETRY too: see dbfs_txn). */
+int dbfs_script(dbfs_conn *c, const char *name, const char *sql);
+
+/*
+ * dbfs_txn -- BEGIN, body(c, arg), COMMIT (ROLLBACK when body fails), all
+ * of it again while it fails with DBFS_ERETRY (bounded; then -EAGAIN,
+ * logged naming the transaction `what`). body must be safe to run again.
+ * Returns 0, body's error, or COMMIT's.
+ */
+int dbfs_txn(dbfs_conn *c, const char *what, int (*body)(dbfs_conn *c, void *arg), void *arg);
+
+/* A row of a streamed statement; nonzero stops the stream. */
+typedef int (*dbfs_row_fn)(const PGresult *r, int row, void *arg);
+
+/*
+ * dbfs_stream -- run statement id in single-row mode, each row to fn as
+ * the server produces it (a result of any size costs constant memory). A
+ * nonzero return of fn cancels the query; the rest is drained and fn's
+ * value returned. Serialization failures before the first row run it
+ * again (bounded); after rows were delivered they are -EAGAIN. Returns 0,
+ * fn's value, or a negative errno.
+ */
+int dbfs_stream(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p, dbfs_row_fn fn, void *arg);
+
+#endif /* PGNFS_DBFS_CONN_H */

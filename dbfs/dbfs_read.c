@@ -1,0 +1,535 @@
+/*
+ * dbfs_read.c -- READ (RFC 1813 3.3.6): the bytes of a file through its
+ * storage layout (store.h), the chunk encoding (dbfs_codec.c), the chunk
+ * buffer cache (cache/cache_chunk.h) and read-ahead.
+ *
+ * NOTES
+ *   A READ is at most one batch: (with relatime) the conditional atime
+ *   UPDATE, then the layout's read statement, which returns the attributes
+ *   and the chunks in one snapshot; for a stream of reads, also the next
+ *   chunks (read-ahead, into the buffer cache). With the buffer cache, the
+ *   chunks already cached are left out of the range asked for; they are
+ *   used only if their ctime tag is the file's ctime in that snapshot
+ *   (else, rarely, a second batch reads the whole range). When the stat
+ *   cache knows the file and every chunk is cached as of its ctime, and no
+ *   atime update is due, the READ makes no round trip at all.
+ *
+ *   The metadata caches see every READ: the attributes it read (a read),
+ *   or, when an atime update may happen, a change of the file.
+ *
+ *   A READ stores the file's buffered writes first (dbfs_wb.c). The caller
+ *   owns buf; nothing is kept after a call but copies in the caches.
+ *
+ *   The steps of a READ that goes to the database, each a function below:
+ *     peek (cached chunks into buf) -> fetch (one batch) -> check
+ *     (attributes, permission) -> [widen and fetch again, when a cached
+ *     chunk outside the range fetched is stale] -> place (zeros, cached
+ *     bytes) -> copy (the rows) -> remember (empty chunks)
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "cache_chunk.h"
+#include "dbfs_cache.h"
+#include "dbfs_codec.h"
+#include "dbfs_perm.h"
+#include "dbfs_wb.h"
+#include "store.h"
+
+/* Read-ahead: reads of a file that go on where (or near where) its last
+ * read ended are a stream; a READ that goes to the database for a stream
+ * also fetches the next chunks into the buffer cache, a window that
+ * doubles with each such READ up to DBFS_RA_MAX_BYTES. One slot per inode
+ * hash: a heuristic, so races between threads only cost a guess. */
+#define DBFS_RA_MAX_BYTES (1u << 20)
+/* How far from the last end a read still counts as the stream (clients
+ * keep several READs in flight and they arrive out of order). */
+#define DBFS_RA_SLACK (4u << 20)
+
+/* The chunks to fetch past the READ's last chunk. */
+static uint64_t dbfs_ra_extra(dbfs *fs, uint64_t ino, uint64_t off, uint64_t end)
+{
+    const uint64_t cs = fs->info.chunk_size;
+    dbfs_ra_slot *sl = &fs->ra[(ino * UINT64_C(0x9E3779B97F4A7C15) >> 40) % DBFS_RA_SLOTS];
+    uint64_t want = end > off ? (end - off + cs - 1) / cs : 1;
+    uint64_t max = DBFS_RA_MAX_BYTES / cs, cap = fs->chunks_bytes / 8 / cs;
+    uint64_t next = atomic_load(&sl->next), w = atomic_load(&sl->window);
+    bool stream =
+        atomic_load(&sl->ino) == ino && off + DBFS_RA_SLACK >= next && off <= next + DBFS_RA_SLACK;
+
+    if (cap < max)
+        max = cap;
+    w = !stream ? 0 : w ? 2 * w : want;
+    if (w > max)
+        w = max;
+    atomic_store(&sl->ino, ino);
+    if (end > next || !stream)
+        atomic_store(&sl->next, end);
+    atomic_store(&sl->window, w);
+    return w;
+}
+
+/* What a READ knows of one chunk of its range. */
+typedef struct {
+    bool cached;  /* peeked from the buffer cache */
+    int64_t tag;  /* its ctime tag */
+    uint32_t len; /* its stored length (file bytes); DBFS_RCHUNK_STORED: a row */
+} dbfs_rchunk;
+
+/* A chunk the rows of this READ held (and put into the buffer cache). */
+#define DBFS_RCHUNK_STORED UINT32_MAX
+
+/* Would a permitted read move atime (relatime; the same rule as the
+ * pgnfs_atime statement)? */
+static bool dbfs_atime_due(const dbfs_attr *a, int64_t now)
+{
+    return a->atime_ns <= a->mtime_ns || a->atime_ns <= a->ctime_ns ||
+           a->atime_ns < now - DBFS_NS_PER_DAY;
+}
+
+/* May cred read the data of the regular file a (the owner, a reader, or
+ * one who may execute it: dbfs_perm_may_io)? */
+static bool dbfs_read_allowed(const dbfs_attr *a, const dbfs_cred *cred)
+{
+    return dbfs_perm_may_io(a, cred, DBFS_MAY_READ);
+}
+
+/* Zero buf's bytes for file range [from, to) (within [off, off + n)). */
+static void dbfs_zero(void *buf, uint64_t off, uint64_t from, uint64_t to)
+{
+    if (from < to)
+        memset((char *)buf + (from - off), 0, to - from);
+}
+
+/*
+ * Decode stored value v (vlen bytes) of a chunk into file bytes: *bytes
+ * points at them (v itself for binary, else *tmp, a chunk-sized buffer
+ * allocated on first use that the caller frees), *len their number.
+ * Returns 0, -ENOMEM, or -EIO (a value that does not decode or is larger
+ * than a chunk; logged).
+ */
+static int dbfs_decode_chunk(const dbfs *fs, const char *v, size_t vlen, const char **bytes,
+                             uint64_t *len, void **tmp)
+{
+    const uint64_t cs = fs->info.chunk_size;
+
+    *bytes = v;
+    *len = vlen;
+    if (fs->info.encoding != DBFS_ENC_BINARY) {
+        int64_t dl;
+
+        if (!*tmp && !(*tmp = malloc(cs)))
+            return -ENOMEM;
+        dl = dbfs_codec_decode(fs->info.encoding, v, vlen, *tmp, cs);
+        if (dl < 0)
+            return (int)dl;
+        *bytes = *tmp;
+        *len = (uint64_t)dl;
+    }
+    if (*len > cs) {
+        g_warning("read: a stored chunk holds %" PRIu64 " bytes, more than a chunk", *len);
+        return -EIO;
+    }
+    return 0;
+}
+
+/*
+ * Serve a READ from the caches alone, if they can: the stat cache knows
+ * the file, the caller may read it, no atime update is due, and every
+ * chunk of the range is cached as of the file's ctime. Returns 0 (served:
+ * outputs filled) or -ENOENT (go to the database; nothing counted as a
+ * buffer hit).
+ */
+static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off,
+                            uint32_t count, void *buf, uint32_t *nread, bool *eof,
+                            dbfs_attr_opt *attr)
+{
+    const uint64_t cs = c->fs->info.chunk_size;
+    cache_chunk *cc = c->fs->chunks;
+    dbfs_attr a;
+    uint64_t n, nchunks;
+
+    if (!cc || dbfs_cache_attr(c->fs, fh, &a) != 0 || a.type != DBFS_REG ||
+        !dbfs_read_allowed(&a, cred) || (c->fs->relatime && dbfs_atime_due(&a, dbfs_now_ns())))
+        return -ENOENT;
+    n = off >= a.size ? 0 : (a.size - off < count ? a.size - off : count);
+    nchunks = n ? (off + n - 1) / cs - off / cs + 1 : 0;
+    for (uint64_t k = 0; k < nchunks; k++) {
+        uint64_t chunk = off / cs + k, cstart = chunk * cs;
+        uint64_t from = cstart > off ? cstart : off;
+        uint64_t to = cstart + cs < off + n ? cstart + cs : off + n;
+        int64_t tag;
+        long len = cache_chunk_peek(cc, fh.ino, chunk, (uint32_t)(from - cstart),
+                                    (uint32_t)(to - from), (char *)buf + (from - off), &tag);
+
+        /* A miss: the database read that follows counts what it finds. */
+        if (len < 0 || tag != a.ctime_ns)
+            return -ENOENT;
+        if (cstart + (uint64_t)len < to)
+            dbfs_zero(buf, off, cstart + (uint64_t)len > from ? cstart + (uint64_t)len : from, to);
+    }
+    cache_chunk_count(cc, nchunks, 0, 0);
+    *nread = (uint32_t)n;
+    *eof = off + n >= a.size;
+    if (attr) {
+        attr->valid = true;
+        attr->attr = a;
+    }
+    return 0;
+}
+
+/* One READ that goes to the database. */
+typedef struct {
+    dbfs_conn *c;
+    const dbfs_cred *cred;
+    dbfs_fh fh;
+    uint64_t off;
+    uint32_t count;
+    char *buf;
+    uint64_t cs;            /* the chunk size */
+    uint64_t end;           /* off + count, within DBFS_MAX_FILESIZE */
+    uint64_t first, last;   /* the chunks of [off, end); first > last: none */
+    uint64_t nchunks;       /* last - first + 1, or 0 */
+    uint64_t ffirst, flast; /* the chunks asked of the database */
+    dbfs_rchunk *ck;        /* per chunk first .. last (buffer cache on) */
+    uint64_t hits, misses, stale;
+    dbfs_params pa;  /* the atime statement's parameters */
+    bool atime_sent; /* the atime UPDATE went (once per READ) */
+    PGresult *r;     /* the read statement's rows */
+    bool have_attr;
+    dbfs_attr a; /* the file, from r */
+    uint64_t n;  /* bytes of the reply */
+    void *tmp;   /* a decoded chunk (base64) */
+} dbfs_rd;
+
+/* Set up rd for [off, off + count) and the parameters of the atime
+ * statement. */
+static void dbfs_rd_init(dbfs_rd *rd, dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off,
+                         uint32_t count, void *buf)
+{
+    const uint64_t max = (uint64_t)DBFS_MAX_FILESIZE;
+
+    memset(rd, 0, sizeof *rd);
+    rd->c = c;
+    rd->cred = cred;
+    rd->fh = fh;
+    rd->off = off;
+    rd->count = count;
+    rd->buf = buf;
+    rd->cs = c->fs->info.chunk_size;
+    rd->end = off < max ? (count < max - off ? off + count : max) : off;
+    rd->first = 1; /* an empty range: attributes only */
+    if (rd->end > off) {
+        rd->first = off / rd->cs;
+        rd->last = (rd->end - 1) / rd->cs;
+        rd->nchunks = rd->last - rd->first + 1;
+    }
+    rd->ffirst = rd->first;
+    rd->flast = rd->last;
+    dbfs_params_init(&rd->pa);
+    dbfs_param_i8(&rd->pa, (int64_t)fh.ino);
+    dbfs_param_i4(&rd->pa, (int32_t)fh.gen);
+    dbfs_param_i8(&rd->pa, dbfs_now_ns());
+    dbfs_param_cred(&rd->pa, cred);
+}
+
+/* The file range [from, to) of chunk k of the READ, within [off, upto). */
+static void dbfs_rd_span(const dbfs_rd *rd, uint64_t k, uint64_t upto, uint64_t *from, uint64_t *to)
+{
+    uint64_t cstart = (rd->first + k) * rd->cs;
+
+    *from = cstart > rd->off ? cstart : rd->off;
+    *to = cstart + rd->cs < upto ? cstart + rd->cs : upto;
+}
+
+/*
+ * What the buffer cache holds of the range: copied into buf now, used
+ * once the database says which ctime is current. Narrows the range to
+ * fetch to the chunks not cached as of the newest tag seen, and adds the
+ * read-ahead of a stream. Returns 0 or -ENOMEM.
+ */
+static int dbfs_rd_peek(dbfs_rd *rd)
+{
+    cache_chunk *cc = rd->c->fs->chunks;
+    int64_t newest = INT64_MIN;
+
+    if (!cc || rd->nchunks == 0)
+        return 0;
+    rd->ck = calloc(rd->nchunks, sizeof *rd->ck);
+    if (!rd->ck)
+        return -ENOMEM;
+    for (uint64_t k = 0; k < rd->nchunks; k++) {
+        uint64_t cstart = (rd->first + k) * rd->cs, from, to;
+        long len;
+
+        dbfs_rd_span(rd, k, rd->end, &from, &to);
+        len = cache_chunk_peek(cc, rd->fh.ino, rd->first + k, (uint32_t)(from - cstart),
+                               (uint32_t)(to - from), rd->buf + (from - rd->off), &rd->ck[k].tag);
+        if (len >= 0) {
+            rd->ck[k].cached = true;
+            rd->ck[k].len = (uint32_t)len;
+            if (rd->ck[k].tag > newest)
+                newest = rd->ck[k].tag;
+        }
+    }
+    rd->ffirst = rd->last + 1;
+    rd->flast = rd->first;
+    for (uint64_t k = 0; k < rd->nchunks; k++) {
+        if (rd->ck[k].cached && rd->ck[k].tag == newest)
+            continue;
+        if (rd->first + k < rd->ffirst)
+            rd->ffirst = rd->first + k;
+        rd->flast = rd->first + k;
+    }
+    /* A stream that goes to the database anyway brings the next chunks
+     * along. */
+    if (rd->ffirst <= rd->flast) {
+        uint64_t extra = dbfs_ra_extra(rd->c->fs, rd->fh.ino, rd->off, rd->end);
+
+        if (extra > 0 && rd->last + extra <= (uint64_t)DBFS_MAX_FILESIZE / rd->cs)
+            rd->flast = rd->last + extra;
+    }
+    return 0;
+}
+
+/* The READ's batch (dbfs_batch_run's fn): the atime UPDATE (relatime, the
+ * first time only), then the layout's read of chunks ffirst .. flast. */
+static int dbfs_rd_queue(dbfs_conn *c, void *arg)
+{
+    dbfs_rd *rd = arg;
+    const bool atime = c->fs->relatime && !rd->atime_sent;
+    PGresult *ra = NULL;
+    int rc;
+
+    PQclear(rd->r);
+    rd->r = NULL;
+    if (atime)
+        dbfs_batch_add(c, DBFS_ST_ATIME, &rd->pa);
+    c->fs->store->queue_read(c, rd->fh, rd->ffirst, rd->flast);
+    dbfs_batch_sync(c);
+    if (atime)
+        dbfs_batch_result(c, &ra);
+    PQclear(ra);
+    rc = dbfs_batch_result(c, &rd->r);
+    return rc;
+}
+
+/* Fetch, then check what came: the file exists (-ESTALE), is a regular
+ * file (-EISDIR, -EINVAL), the caller may read it (-EACCES). Sets n, the
+ * bytes of the reply. */
+static int dbfs_rd_fetch(dbfs_rd *rd)
+{
+    int rc = dbfs_batch_run(rd->c, dbfs_rd_queue, rd);
+
+    if (rc != 0)
+        return rc;
+    rd->atime_sent = true;
+    if (PQntuples(rd->r) == 0)
+        return -ESTALE;
+    dbfs_get_attr(rd->r, 0, 0, &rd->a);
+    rd->have_attr = true;
+    if (rd->a.type == DBFS_DIR)
+        return -EISDIR;
+    if (rd->a.type != DBFS_REG)
+        return -EINVAL;
+    if (!dbfs_read_allowed(&rd->a, rd->cred))
+        return -EACCES;
+    rd->n = rd->off >= rd->a.size
+                ? 0
+                : (rd->a.size - rd->off < rd->count ? rd->a.size - rd->off : rd->count);
+    return 0;
+}
+
+/* Is a chunk outside the range fetched cached as of another ctime (its
+ * bytes in buf are not the file's)? Then the whole range is asked for
+ * again: true (rarely). */
+static bool dbfs_rd_widen(dbfs_rd *rd)
+{
+    for (uint64_t k = 0; rd->ck && k < rd->nchunks; k++) {
+        uint64_t ch = rd->first + k;
+        bool fetched = ch >= rd->ffirst && ch <= rd->flast;
+
+        if (!fetched && (!rd->ck[k].cached || rd->ck[k].tag != rd->a.ctime_ns) &&
+            ch * rd->cs < rd->off + rd->n) {
+            rd->stale += rd->ck[k].cached;
+            rd->ffirst = rd->first;
+            rd->flast = rd->last;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Each chunk's bytes of [off, off + n): cached ones are in buf already
+ * (zero what lies past their length); fetched ones are zeroed for the
+ * rows to fill. Counts buffer cache hits and misses. */
+static void dbfs_rd_place(dbfs_rd *rd)
+{
+    for (uint64_t k = 0; k < rd->nchunks; k++) {
+        uint64_t ch = rd->first + k, cstart = ch * rd->cs, from, to;
+
+        dbfs_rd_span(rd, k, rd->off + rd->n, &from, &to);
+        if (from >= to)
+            continue;
+        if (ch < rd->ffirst || ch > rd->flast) {
+            uint64_t stop = cstart + rd->ck[k].len;
+
+            dbfs_zero(rd->buf, rd->off, stop > from ? stop : from, to);
+            rd->hits++;
+        } else {
+            dbfs_zero(rd->buf, rd->off, from, to);
+            rd->misses++;
+        }
+    }
+}
+
+/* Copy the rows' chunks into buf (their part of [off, off + n)) and into
+ * the buffer cache. Returns 0, -ENOMEM or -EIO (a chunk that does not
+ * decode). */
+static int dbfs_rd_copy(dbfs_rd *rd)
+{
+    cache_chunk *cc = rd->c->fs->chunks;
+
+    for (int i = 0; i < PQntuples(rd->r); i++) {
+        const char *bytes;
+        uint64_t ch, cstart, clen, from, to;
+        int rc;
+
+        if (dbfs_get_null(rd->r, i, DBFS_ATTR_NCOLS))
+            continue;
+        ch = (uint64_t)dbfs_get_i8(rd->r, i, DBFS_ATTR_NCOLS);
+        rc = dbfs_decode_chunk(rd->c->fs, PQgetvalue(rd->r, i, DBFS_ATTR_NCOLS + 1),
+                               (size_t)PQgetlength(rd->r, i, DBFS_ATTR_NCOLS + 1), &bytes, &clen,
+                               &rd->tmp);
+        if (rc != 0)
+            return rc;
+        cstart = ch * rd->cs;
+        from = cstart > rd->off ? cstart : rd->off;
+        to = cstart + clen < rd->off + rd->n ? cstart + clen : rd->off + rd->n;
+        if (from < to)
+            memcpy(rd->buf + (from - rd->off), bytes + (from - cstart), to - from);
+        if (cc)
+            cache_chunk_put(cc, rd->fh.ino, ch, rd->a.ctime_ns, bytes, (uint32_t)clen);
+        if (rd->ck && ch >= rd->first && ch <= rd->last)
+            rd->ck[ch - rd->first].len = DBFS_RCHUNK_STORED;
+    }
+    return 0;
+}
+
+/* The chunks of the range fetched (within the file) that hold nothing are
+ * facts too: cache them empty; and count what the buffer cache did. */
+static void dbfs_rd_remember(dbfs_rd *rd)
+{
+    cache_chunk *cc = rd->c->fs->chunks;
+
+    if (!cc)
+        return;
+    for (uint64_t k = 0; rd->ck && k < rd->nchunks; k++) {
+        uint64_t ch = rd->first + k;
+
+        if (ch >= rd->ffirst && ch <= rd->flast && rd->ck[k].len != DBFS_RCHUNK_STORED &&
+            ch * rd->cs < rd->a.size)
+            cache_chunk_put(cc, rd->fh.ino, ch, rd->a.ctime_ns, "", 0);
+    }
+    cache_chunk_count(cc, rd->hits, rd->misses, rd->stale);
+}
+
+/* Begin what the metadata caches see of this READ: an atime update is a
+ * change of the file's attributes, so with relatime it is a file change. */
+static void dbfs_rd_cache_begin(const dbfs_rd *rd, dbfs_cache_op *op)
+{
+    if (rd->c->fs->relatime)
+        dbfs_cache_file_begin(rd->c->fs, rd->fh, op);
+    else
+        dbfs_cache_read_begin(rd->c->fs, op);
+}
+
+/* End it, telling the caches what the READ learned (rc: its answer). */
+static void dbfs_rd_cache_end(const dbfs_rd *rd, dbfs_cache_op *op, int rc)
+{
+    const bool relatime = rd->c->fs->relatime;
+
+    if (rc == 0 || rc == -EISDIR || rc == -EINVAL || rc == -EACCES) {
+        /* The attributes were read. */
+        if (relatime) {
+            dbfs_cache_file_end(op, 0, &rd->a);
+            return;
+        }
+        dbfs_cache_put_attr(op, &rd->a);
+    } else if (rc == -ESTALE && !relatime) {
+        dbfs_cache_put_gone(op, rd->fh);
+    } else if (relatime) {
+        dbfs_cache_file_end(op, rc, NULL);
+        return;
+    }
+    dbfs_cache_end(op);
+}
+
+/* The READ against the database, once the caches could not answer it. */
+static int dbfs_rd_run(dbfs_rd *rd)
+{
+    dbfs_cache_op op;
+    int rc = dbfs_rd_peek(rd);
+
+    if (rc != 0)
+        return rc;
+    dbfs_rd_cache_begin(rd, &op);
+    rc = dbfs_rd_fetch(rd);
+    if (rc == 0 && dbfs_rd_widen(rd))
+        rc = dbfs_rd_fetch(rd);
+    if (rc == 0) {
+        dbfs_rd_place(rd);
+        rc = dbfs_rd_copy(rd);
+    }
+    if (rc == 0)
+        dbfs_rd_remember(rd);
+    dbfs_rd_cache_end(rd, &op, rc);
+    return rc;
+}
+
+/*
+ * dbfs_read -- see dbfs.h. Bytes past the end are not returned; holes and
+ * the parts of chunks never written read as zeros. The owner, a caller
+ * the mode lets read, and one it lets execute may read
+ * (dbfs_perm_may_io). Errors: -ESTALE, -EISDIR (a directory), -EINVAL
+ * (another non-regular file), -EACCES (none of those), -ENOMEM, -EAGAIN,
+ * -EIO. *attr is
+ * filled whenever the file was read. At most one round trip (none when the
+ * caches hold everything; two when cached chunks turn out stale).
+ */
+int dbfs_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, uint32_t count,
+              void *buf, uint32_t *nread, bool *eof, dbfs_attr_opt *attr)
+{
+    dbfs_rd rd;
+    int rc;
+
+    *nread = 0;
+    *eof = false;
+    if (attr)
+        memset(attr, 0, sizeof *attr);
+    /* Buffered writes first (a failure other than -EAGAIN drops them and
+     * waits for the file's COMMIT; the READ shows what is stored). */
+    if (dbfs_wb_flush(c, fh.ino, NULL, NULL, NULL) == -EAGAIN)
+        return -EAGAIN;
+    if (dbfs_read_cached(c, cred, fh, off, count, buf, nread, eof, attr) == 0)
+        return 0;
+    dbfs_rd_init(&rd, c, cred, fh, off, count, buf);
+    rc = dbfs_rd_run(&rd);
+    if (rd.have_attr && attr) {
+        attr->valid = true;
+        attr->attr = rd.a;
+    }
+    if (rc == 0) {
+        *nread = (uint32_t)rd.n;
+        *eof = off + rd.n >= rd.a.size;
+    }
+    PQclear(rd.r);
+    free(rd.tmp);
+    free(rd.ck);
+    return rc;
+}

@@ -1,0 +1,91 @@
+/*
+ * dbfs_sql.h -- the statements dbfs runs (their text is in dbfs_sql.c) and
+ * the shape of what they return: the attribute columns every statement
+ * returns in one order, and the rows of the schema's metadata functions
+ * (status, role, attributes).
+ *
+ * NOTES
+ *   Data only: nothing here calls anything. A statement is named by its
+ *   dbfs_stmt; dbfs_stmts[id].name is its prepared name (and the name the
+ *   logs give it), .sql its text.
+ */
+#ifndef PGNFS_DBFS_SQL_H
+#define PGNFS_DBFS_SQL_H
+
+/* The statements of dbfs_sql.c. Those before DBFS_ST_NWORKER are prepared
+ * on every worker connection; the others on mkfs/open connections. */
+typedef enum {
+    DBFS_ST_SESSION,
+    DBFS_ST_GETATTR,
+    DBFS_ST_LOOKUP,
+    DBFS_ST_PARENT,
+    DBFS_ST_READLINK,
+    DBFS_ST_READDIR,
+    DBFS_ST_READDIRPLUS,
+    DBFS_ST_LISTING,
+    DBFS_ST_SETATTR,
+    DBFS_ST_CREATE,
+    DBFS_ST_REMOVE,
+    DBFS_ST_RENAME,
+    DBFS_ST_LINK,
+    DBFS_ST_WRITE_BEGIN,
+    DBFS_ST_WRITE_END,
+    DBFS_ST_ATIME,
+    DBFS_ST_FSSTAT,
+    DBFS_ST_SINGLE_READ,
+    DBFS_ST_SINGLE_WRITE_FULL,
+    DBFS_ST_SINGLE_WRITE_PART,
+    DBFS_ST_SINGLE_WRITE_PART64,
+    DBFS_ST_WRITE,
+    DBFS_ST_TAB_READ,
+    DBFS_ST_NWORKER,
+    DBFS_ST_ADM_LOCK = DBFS_ST_NWORKER,
+    DBFS_ST_ADM_EXISTS,
+    DBFS_ST_ADM_FACTS,
+    DBFS_ST_ADM_FS_INSERT,
+    DBFS_ST_ADM_ROOT_INSERT,
+    DBFS_ST_ADM_SET_DIGEST,
+    DBFS_ST_ADM_SET_VERSION,
+    DBFS_ST_ADM_SET_THRESHOLD,
+    DBFS_ST_ADM_THRESHOLD,
+    /* pgnfs du / find (dbfs_admin.c) */
+    DBFS_ST_ADMIN_LOOKUP,
+    DBFS_ST_ADMIN_DU,
+    DBFS_ST_ADMIN_FIND,
+    /* pgnfs fsck (dbfs_fsck.c) */
+    DBFS_ST_FSCK_ISOLATION,
+    DBFS_ST_FSCK_CHECK,
+    DBFS_ST_COUNT
+} dbfs_stmt;
+
+typedef struct {
+    const char *name; /* the prepared statement's name */
+    const char *sql;
+} dbfs_stmt_def;
+
+extern const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT];
+/* A script that drops every pgnfs object (mkfs with force). */
+extern const char dbfs_sql_drop_all[];
+
+/* Attribute columns as every statement returns them, in this order. */
+#define DBFS_ATTR_NCOLS 15
+/* Columns of a metadata function's row: status, role, attributes. */
+#define DBFS_FN_NCOLS (2 + DBFS_ATTR_NCOLS)
+
+/* Roles of metadata function rows (schema type pgnfs_result). */
+enum {
+    DBFS_ROLE_NONE = 0,
+    DBFS_ROLE_OBJ = 1,
+    DBFS_ROLE_PRE = 2,
+    DBFS_ROLE_POST = 3,
+    DBFS_ROLE_PRE2 = 4,
+    DBFS_ROLE_POST2 = 5,
+    /* An object whose name a REMOVE or RENAME took away (metadata caches):
+     * VICTIM its attributes after, when it still exists; GONE its
+     * attributes before, when it no longer exists. */
+    DBFS_ROLE_VICTIM = 6,
+    DBFS_ROLE_GONE = 7,
+    DBFS_ROLE_COUNT = 8
+};
+
+#endif /* PGNFS_DBFS_SQL_H */
