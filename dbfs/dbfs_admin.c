@@ -27,11 +27,7 @@
 
 #include <glib.h>
 
-#include "dbfs_conn.h"
-
-struct dbfs_admin {
-    dbfs_conn *c; /* a session (dbfs_conn.h) */
-};
+#include "dbfs_admin.h"
 
 /* A deep tree stops here: a damaged one with a cycle must not recurse forever. */
 #define DBFS_ADMIN_DEPTH_MAX 4096

@@ -190,6 +190,46 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                    " d ON true WHERE f.inode = $1::int8 AND f.generation = $2::int4"
                    " ORDER BY d.chunk"},
 
+    /* File locks (85_lock.sql; dbfs_lock.c). Ranges are $lo int8, $hi int8
+     * (NULL: to the end); addresses numeric text. Every function returns
+     * pgnfs_nlm_res rows (dbfs_lock.c reads them). */
+    [DBFS_ST_NLM_LOCK] =
+        {"pgnfs_nlm_lock",
+         "SELECT * FROM pgnfs_nlm_lock($1::int4, $2::int8, $3::int4, " DBFS_CRED_ARGS(
+             4, 5, 6) ", $7::bytea, $8::text::inet, $9::text::inet, $10::int8,"
+                      " $11::bytea, $12::int8, $13::int8, $14::bool, $15::bool,"
+                      " $16::bool, $17::bool, $18::int4, $19::bytea, $20::int4,"
+                      " $21::int4)"},
+    [DBFS_ST_NLM_TEST] =
+        {"pgnfs_nlm_test",
+         "SELECT * FROM pgnfs_nlm_test($1::int4, $2::int8, $3::int4, " DBFS_CRED_ARGS(
+             4, 5, 6) ", $7::bytea, $8::int8, $9::bytea, $10::int8, $11::int8,"
+                      " $12::bool)"},
+    [DBFS_ST_NLM_UNLOCK] = {"pgnfs_nlm_unlock",
+                            "SELECT * FROM pgnfs_nlm_unlock($1::int4, $2::int8, $3::int4,"
+                            " $4::bytea, $5::int8, $6::bytea, $7::int8, $8::int8)"},
+    [DBFS_ST_NLM_CANCEL] = {"pgnfs_nlm_cancel",
+                            "SELECT * FROM pgnfs_nlm_cancel($1::int4, $2::int8, $3::int4,"
+                            " $4::bytea, $5::int8, $6::bytea, $7::int8, $8::int8, $9::bool)"},
+    [DBFS_ST_NLM_SHARE] =
+        {"pgnfs_nlm_share",
+         "SELECT * FROM pgnfs_nlm_share($1::int4, $2::int8, $3::int4, " DBFS_CRED_ARGS(
+             4, 5, 6) ", $7::bytea, $8::text::inet, $9::text::inet, $10::bytea,"
+                      " $11::int4, $12::int4, $13::bool)"},
+    [DBFS_ST_NLM_UNSHARE] = {"pgnfs_nlm_unshare",
+                             "SELECT * FROM pgnfs_nlm_unshare($1::int4, $2::int8, $3::int4,"
+                             " $4::bytea, $5::bytea)"},
+    [DBFS_ST_NLM_FREE_HOST] = {"pgnfs_nlm_free_host",
+                               "SELECT * FROM pgnfs_nlm_free_host($1::int4, $2::bytea, $3::int4)"},
+    [DBFS_ST_NLM_START] = {"pgnfs_nlm_start", "SELECT srv, state, grace_ms, host, host(addr),"
+                                              " host(local) FROM pgnfs_nlm_start($1::text,"
+                                              " $2::int4)"},
+    [DBFS_ST_NLM_GRACE_END] = {"pgnfs_nlm_grace_end",
+                               "SELECT * FROM pgnfs_nlm_grace_end($1::int4)"},
+    [DBFS_ST_NLM_TAKE] = {"pgnfs_nlm_take", "SELECT * FROM pgnfs_nlm_take($1::int4)"},
+    [DBFS_ST_NLM_GC] = {"pgnfs_nlm_gc", "SELECT pgnfs_nlm_gc()"},
+    [DBFS_ST_NLM_COUNT] = {"pgnfs_nlm_count", "SELECT * FROM pgnfs_nlm_counts($1::int4)"},
+
     /* mkfs and open. */
     [DBFS_ST_ADM_LOCK] = {"pgnfs_adm_lock", "SELECT pg_advisory_xact_lock($1::int8)"},
     [DBFS_ST_ADM_EXISTS] = {"pgnfs_adm_exists", "SELECT to_regclass('pgnfs_fs') IS NOT NULL"},
@@ -276,11 +316,19 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     /* fsck: one check ($1) by name, repairing when $2. */
     [DBFS_ST_FSCK_CHECK] = {"pgnfs_fsck_check", "SELECT problem, ino, detail, repaired"
                                                 " FROM pgnfs_fsck($1::text, $2::bool)"},
+    /* The grants other servers make for this one arrive as NOTIFY pgnfs_nlm. */
+    [DBFS_ST_NLM_LISTEN] = {"pgnfs_nlm_listen", "LISTEN pgnfs_nlm"},
+    /* pgnfs locks: every lock, blocked request and share. */
+    [DBFS_ST_NLM_LIST] = {"pgnfs_nlm_list",
+                          "SELECT state, inode, path, lo, hi, excl, host, svid, oh, server,"
+                          " since FROM pgnfs_nlm_list()"},
 };
 
 /* mkfs --force: every object the schema files create, gone. Tables first
  * (CASCADE takes the functions over their row types), then what remains. */
 const char dbfs_sql_drop_all[] =
+    "DROP TABLE IF EXISTS pgnfs_nlm_lock, pgnfs_nlm_wait, pgnfs_nlm_share, pgnfs_nlm_owner,"
+    " pgnfs_nlm_host, pgnfs_nlm_server CASCADE;\n"
     "DROP TABLE IF EXISTS allfiles, naming, fileatt, pgnfs_fs CASCADE;\n"
     /* The per-file tables of the inversion and hybrid layouts. */
     "DROP TABLE IF EXISTS pgnfs_filetab;\n"
@@ -292,7 +340,7 @@ const char dbfs_sql_drop_all[] =
     "  END LOOP;\n"
     "END $$;\n"
     "DROP SEQUENCE IF EXISTS pgnfs_inode_seq, pgnfs_cookie_seq;\n"
-    "DROP TYPE IF EXISTS pgnfs_result CASCADE;\n"
+    "DROP TYPE IF EXISTS pgnfs_result, pgnfs_nlm_res CASCADE;\n"
     "DO $$ DECLARE f regprocedure; BEGIN\n"
     "  FOR f IN SELECT p.oid::regprocedure FROM pg_proc p\n"
     "            WHERE p.pronamespace = current_schema()::regnamespace\n"

@@ -38,6 +38,19 @@ typedef enum {
     DBFS_ST_SINGLE_WRITE_PART64,
     DBFS_ST_WRITE,
     DBFS_ST_TAB_READ,
+    /* file locks (dbfs_lock.c) */
+    DBFS_ST_NLM_LOCK,
+    DBFS_ST_NLM_TEST,
+    DBFS_ST_NLM_UNLOCK,
+    DBFS_ST_NLM_CANCEL,
+    DBFS_ST_NLM_SHARE,
+    DBFS_ST_NLM_UNSHARE,
+    DBFS_ST_NLM_FREE_HOST,
+    DBFS_ST_NLM_START,
+    DBFS_ST_NLM_GRACE_END,
+    DBFS_ST_NLM_TAKE,
+    DBFS_ST_NLM_GC,
+    DBFS_ST_NLM_COUNT,
     DBFS_ST_NWORKER,
     DBFS_ST_ADM_LOCK = DBFS_ST_NWORKER,
     DBFS_ST_ADM_EXISTS,
@@ -55,6 +68,9 @@ typedef enum {
     /* pgnfs fsck (dbfs_fsck.c) */
     DBFS_ST_FSCK_ISOLATION,
     DBFS_ST_FSCK_CHECK,
+    /* file locks: listening (dbfs_lock_watch.c), listing (pgnfs locks) */
+    DBFS_ST_NLM_LISTEN,
+    DBFS_ST_NLM_LIST,
     DBFS_ST_COUNT
 } dbfs_stmt;
 
