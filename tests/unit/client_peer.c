@@ -40,8 +40,9 @@ struct peer {
     GMutex lock;
     GCond cond;
     unsigned n[PEER_N_COUNTERS];
-    uint32_t last_uid;
-    unsigned seen; /* calls handled, for PEER_DROP */
+    uint32_t last_uid, last_xid;
+    struct sockaddr_storage last_from; /* of the last UDP call */
+    unsigned seen;                     /* calls handled, for PEER_DROP */
     peer_conn conns[PEER_CONNS_MAX];
     unsigned nconns;
 };
@@ -151,10 +152,12 @@ static GByteArray *peer_pmap(const peer *p, const peer_call *c)
 }
 
 /* Send one message: a datagram to to, or a record on fd. */
-static void peer_send(int fd, bool tcp, const struct sockaddr_in *to, const GByteArray *m)
+static void peer_send(int fd, bool tcp, const struct sockaddr_storage *to, const GByteArray *m)
 {
     if (!tcp) {
-        (void)!sendto(fd, m->data, m->len, 0, (const struct sockaddr *)to, sizeof *to);
+        socklen_t tl =
+            to->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+        (void)!sendto(fd, m->data, m->len, 0, (const struct sockaddr *)to, tl);
         return;
     }
     GByteArray *r = g_byte_array_new();
@@ -165,7 +168,7 @@ static void peer_send(int fd, bool tcp, const struct sockaddr_in *to, const GByt
 }
 
 /* Answer a message as the mode says; false: close the connection. */
-static bool peer_handle(peer *p, int fd, bool tcp, const struct sockaddr_in *to,
+static bool peer_handle(peer *p, int fd, bool tcp, const struct sockaddr_storage *to,
                         const unsigned char *m, size_t len)
 {
     peer_call c;
@@ -176,6 +179,9 @@ static bool peer_handle(peer *p, int fd, bool tcp, const struct sockaddr_in *to,
     g_mutex_lock(&p->lock);
     if (c.authsys)
         p->last_uid = c.uid;
+    p->last_xid = c.xid;
+    if (!tcp)
+        p->last_from = *to;
     bool drop = p->o.mode == PEER_DROP && p->seen++ < p->o.drop;
     g_mutex_unlock(&p->lock);
     if (c.authsys)
@@ -301,7 +307,7 @@ static gpointer peer_main(gpointer arg)
         if (fds[0].revents)
             break;
         if (fds[1].revents) {
-            struct sockaddr_in from;
+            struct sockaddr_storage from;
             socklen_t fl = sizeof from;
             ssize_t k = recvfrom(p->udp_fd, buf, PEER_BUF, 0, (struct sockaddr *)&from, &fl);
             if (k > 0)
@@ -329,21 +335,27 @@ static gpointer peer_main(gpointer arg)
     return NULL;
 }
 
-/* Bind TCP and UDP sockets on one free port of 127.0.0.1. */
+/* Bind TCP and UDP sockets on one free port of o.addr. */
 static bool peer_bind(peer *p)
 {
+    const char *addr = p->o.addr ? p->o.addr : "127.0.0.1";
+    int family = strchr(addr, ':') ? AF_INET6 : AF_INET;
+
     for (int attempt = 0; attempt < 100; attempt++) {
-        struct sockaddr_in sa = {.sin_family = AF_INET};
-        socklen_t sl = sizeof sa;
-        g_assert_cmpint(inet_pton(AF_INET, p->o.addr ? p->o.addr : "127.0.0.1", &sa.sin_addr), ==,
-                        1);
-        p->tcp_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        p->udp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (bind(p->tcp_fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-            getsockname(p->tcp_fd, (struct sockaddr *)&sa, &sl) == 0 &&
-            bind(p->udp_fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        struct sockaddr_storage ss = {.ss_family = (sa_family_t)family};
+        struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+        socklen_t sl = family == AF_INET6 ? sizeof *in6 : sizeof *in;
+        g_assert_cmpint(
+            inet_pton(family, addr, family == AF_INET6 ? (void *)&in6->sin6_addr : &in->sin_addr),
+            ==, 1);
+        p->tcp_fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        p->udp_fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (bind(p->tcp_fd, (struct sockaddr *)&ss, sl) == 0 &&
+            getsockname(p->tcp_fd, (struct sockaddr *)&ss, &sl) == 0 &&
+            bind(p->udp_fd, (struct sockaddr *)&ss, sl) == 0 &&
             listen(p->tcp_fd, PEER_CONNS_MAX) == 0) {
-            p->port = ntohs(sa.sin_port);
+            p->port = ntohs(family == AF_INET6 ? in6->sin6_port : in->sin_port);
             return true;
         }
         close(p->tcp_fd);
@@ -389,6 +401,14 @@ bool peer_wait(peer *p, peer_counter which, unsigned n)
         ok = g_cond_wait_until(&p->cond, &p->lock, end) || p->n[which] >= n;
     g_mutex_unlock(&p->lock);
     return ok;
+}
+
+void peer_last_udp(peer *p, struct sockaddr_storage *from, uint32_t *xid)
+{
+    g_mutex_lock(&p->lock);
+    *from = p->last_from;
+    *xid = p->last_xid;
+    g_mutex_unlock(&p->lock);
 }
 
 uint32_t peer_last_uid(peer *p)

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 /* The test program every peer serves (but PEER_PMAP). */
 #define PEER_PROG 0x20000099u
@@ -42,7 +43,7 @@ typedef enum {
 
 typedef struct {
     peer_mode mode;
-    const char *addr;     /* numeric IPv4 address to bind; NULL = 127.0.0.1 */
+    const char *addr;     /* numeric address to bind (IPv4 or IPv6); NULL = 127.0.0.1 */
     unsigned drop;        /* PEER_DROP */
     unsigned flood;       /* PEER_FLOOD */
     unsigned big;         /* PEER_BIG */
@@ -70,6 +71,8 @@ unsigned peer_count(peer *p, peer_counter which);
 bool peer_wait(peer *p, peer_counter which, unsigned n);
 /* peer_last_uid -- the uid of the last AUTH_SYS credential seen. */
 uint32_t peer_last_uid(peer *p);
+/* peer_last_udp -- where the last UDP call came from, and its xid. */
+void peer_last_udp(peer *p, struct sockaddr_storage *from, uint32_t *xid);
 /* peer_stop -- stop and free p. */
 void peer_stop(peer *p);
 

@@ -154,6 +154,42 @@ static void test_udp_call(void)
     call_on(false);
 }
 
+/* IPv6: a call over each transport to ::1 (skipped without IPv6). */
+static void test_ipv6(void)
+{
+    struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    int fd = socket(AF_INET6, SOCK_DGRAM, 0);
+    bool have = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+
+    if (fd >= 0)
+        close(fd);
+    if (!have) {
+        g_test_skip("no IPv6 loopback");
+        return;
+    }
+    peer *p = peer_start(&(peer_opts){.mode = PEER_ECHO, .addr = "::1"});
+    srv_client *c = srv_client_new(NULL);
+    sa.sin6_port = htons((uint16_t)peer_port(p));
+    for (int tcp = 0; tcp < 2; tcp++) {
+        u_int arg = 41, res = 0;
+        srv_client_call call = {.addr = (struct sockaddr *)&sa,
+                                .addrlen = sizeof sa,
+                                .tcp = tcp,
+                                .prog = PEER_PROG,
+                                .vers = PEER_VERS,
+                                .proc = PEER_PROC_INC,
+                                .args_xdr = (xdrproc_t)xdr_u_int,
+                                .args = &arg,
+                                .res_xdr = (xdrproc_t)xdr_u_int,
+                                .res_size = sizeof res,
+                                .timeout_ms = LONG_MS};
+        g_assert_cmpint(srv_client_call_sync(c, &call, &res), ==, 0);
+        g_assert_cmpuint(res, ==, 42);
+    }
+    srv_client_free(c);
+    peer_stop(p);
+}
+
 /* Void results, allocated results taken by the caller, AUTH_NONE. */
 static void test_results(void)
 {
@@ -547,6 +583,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/client/tcp_call", test_tcp_call);
     g_test_add_func("/client/udp_call", test_udp_call);
+    g_test_add_func("/client/ipv6", test_ipv6);
     g_test_add_func("/client/results", test_results);
     g_test_add_func("/client/no_reply", test_no_reply);
     g_test_add_func("/client/pmap", test_pmap);
