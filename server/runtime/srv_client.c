@@ -26,6 +26,8 @@
  *   xids: a random start, then one more per call, under the lock.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -468,8 +470,13 @@ srv_client *srv_client_new(const srv_client_opts *o)
         g_critical("srv_client: cannot set up the event loop: %s", g_strerror(errno));
         goto err;
     }
+    /* Signals are never the client thread's: it starts with all blocked. */
     GError *error = NULL;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     c->thread = g_thread_try_new("rpc-client", srv_client_main, c, &error);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!c->thread) {
         g_critical("srv_client: cannot start its thread: %s", error->message);
         g_error_free(error);
