@@ -54,7 +54,12 @@ void srv_client_key_of(const struct sockaddr *sa, bool tcp, srv_ckey *k)
         k->port = ntohs(in->sin_port);
     } else if (sa->sa_family == AF_INET6) {
         const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-        memcpy(k->ip, &in6->sin6_addr, 16);
+        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+            k->family = AF_INET;
+            memcpy(k->ip, in6->sin6_addr.s6_addr + 12, 4);
+        } else {
+            memcpy(k->ip, &in6->sin6_addr, 16);
+        }
         k->port = ntohs(in6->sin6_port);
     }
 }
@@ -492,6 +497,10 @@ void srv_client_free(srv_client *c)
 {
     if (!c)
         return;
+    if (c->thread && g_thread_self() == c->thread) {
+        g_critical("srv_client_free from the client's own thread (a done function): not freed");
+        return;
+    }
     g_mutex_lock(&c->lock);
     c->stopping = true;
     g_mutex_unlock(&c->lock);
@@ -528,6 +537,11 @@ void srv_client_stats_get(srv_client *c, srv_client_stats *out)
     out->bad_replies = atomic_load(&c->n.bad_replies);
     out->broken_streams = atomic_load(&c->n.broken_streams);
     out->dropped_oversize = atomic_load(&c->n.dropped_oversize);
+    out->dests = atomic_load(&c->n.dests);
+    out->pmap_cached = atomic_load(&c->n.pmap_cached);
+    g_mutex_lock(&c->lock);
+    out->pending = c->pending;
+    g_mutex_unlock(&c->lock);
 }
 
 /* ---- waiting for one call -------------------------------------------------- */

@@ -50,6 +50,10 @@ typedef struct srv_client srv_client;
 #define SRV_CLIENT_MAX_REPLY    (64u * 1024u)
 #define SRV_CLIENT_IDLE_MS      10000
 #define SRV_CLIENT_TIMEOUT_MS   10000
+/* Portmapper answers a client keeps at most (each for 30 s). */
+#define SRV_CLIENT_PMAP_CACHE 256
+/* Destinations (sockets) kept beyond max_pending: idle ones close first. */
+#define SRV_CLIENT_SPARE_DESTS 64
 /* Largest encoded call (header, credential and arguments) submit takes. */
 #define SRV_CLIENT_CALL_MAX (64u * 1024u - 512u)
 
@@ -73,8 +77,10 @@ srv_client *srv_client_new(const srv_client_opts *o);
  * srv_client_free -- stop the client: every pending call's done runs with
  * -ECANCELED (on the client's thread, before this returns), then the
  * thread ends and everything is freed. NULL is ignored. Never from a done
- * function. A submit made meanwhile (from a done running with
- * -ECANCELED) is refused with -ECANCELED.
+ * function (refused there with a critical log line: the client leaks
+ * rather than deadlocks), and never while another thread may still
+ * submit. A submit from a done running with -ECANCELED is refused with
+ * -ECANCELED.
  */
 void srv_client_free(srv_client *c);
 
@@ -133,6 +139,11 @@ typedef struct {
     uint64_t bad_replies;      /* undecodable replies (calls failed -EPROTO) */
     uint64_t broken_streams;   /* TCP streams closed for broken record marking */
     uint64_t dropped_oversize; /* replies over max_reply: dropped */
+    /* Gauges. */
+    uint64_t pending;     /* calls accepted and not finished */
+    uint64_t dests;       /* destinations with a socket (at most max_pending
+                           * + SRV_CLIENT_SPARE_DESTS, plus those of lookups) */
+    uint64_t pmap_cached; /* portmapper answers kept (at most SRV_CLIENT_PMAP_CACHE) */
 } srv_client_stats;
 
 /* srv_client_stats_get -- a snapshot of c's counters into *out. Cannot fail. */

@@ -36,8 +36,6 @@
 #include "srv_client_int.h"
 
 #define SRV_CDEST_US_PER_MS 1000
-/* Destinations kept beyond those with calls: idle ones are closed first. */
-#define SRV_CDEST_SPARE 64
 
 /* The errno a caller is told for a socket error e. */
 static int srv_cdest_err(int e)
@@ -86,8 +84,10 @@ static void srv_cdest_check_idle(srv_client *c, srv_cdest *d)
 /* Take d out of the table and its socket out of epoll; free it after the batch. */
 static void srv_cdest_bury(srv_client *c, srv_cdest *d)
 {
-    if (g_hash_table_lookup(c->dests, &d->key) == d)
+    if (g_hash_table_lookup(c->dests, &d->key) == d) {
         g_hash_table_remove(c->dests, &d->key);
+        atomic_store(&c->n.dests, g_hash_table_size(c->dests));
+    }
     if (d->fd >= 0) {
         epoll_ctl(c->epfd, EPOLL_CTL_DEL, d->fd, NULL);
         close(d->fd);
@@ -297,7 +297,7 @@ static void srv_cdest_make_room(srv_client *c)
     gpointer v;
     srv_cdest *oldest = NULL;
 
-    if (g_hash_table_size(c->dests) < c->o.max_pending + SRV_CDEST_SPARE)
+    if (g_hash_table_size(c->dests) < c->o.max_pending + SRV_CLIENT_SPARE_DESTS)
         return;
     g_hash_table_iter_init(&it, c->dests);
     while (g_hash_table_iter_next(&it, NULL, &v)) {
@@ -345,6 +345,7 @@ static srv_cdest *srv_cdest_open(srv_client *c, srv_ccall *call, const srv_ckey 
     d->state = call->tcp ? SRV_CDEST_CONNECTING : SRV_CDEST_OPEN;
     srv_record_init(&d->rec, c->o.max_reply);
     g_hash_table_insert(c->dests, &d->key, d);
+    atomic_store(&c->n.dests, g_hash_table_size(c->dests));
     return d;
 }
 

@@ -60,15 +60,15 @@
 /* First UDP retransmission after this long; doubles up to the cap. */
 #define SRV_CLIENT_RTO_MS     500
 #define SRV_CLIENT_RTO_MAX_MS 4000
-/* How long a portmapper's answer is believed, and how many are kept. */
+/* How long a portmapper's answer is believed. */
 #define SRV_CLIENT_PMAP_TTL_MS 30000
-#define SRV_CLIENT_PMAP_MAX    256
 /* A call whose TCP connection was lost this often fails (-ECONNRESET). */
 #define SRV_CLIENT_RESENDS_MAX 2
 /* Reads from one socket per event, so one peer cannot starve the rest. */
 #define SRV_CLIENT_READS_PER_EVENT 16
 
-/* An address and port as a hash key (port 0 where it does not matter). */
+/* An address and port as a hash key (port 0 where it does not matter);
+ * IPv4-mapped IPv6 addresses are folded to IPv4. */
 typedef struct {
     uint8_t family; /* AF_INET or AF_INET6 */
     uint8_t tcp;
@@ -161,6 +161,7 @@ struct srv_cpmap {
 typedef struct {
     atomic_uint_fast64_t calls, busy, replies, timeouts, retransmits, pmap_lookups, connects,
         unmatched, bad_replies, broken_streams, dropped_oversize;
+    atomic_uint_fast64_t dests, pmap_cached; /* gauges, set by the thread */
 } srv_client_counters;
 
 struct srv_client {
@@ -176,13 +177,14 @@ struct srv_client {
     /* The thread's own. */
     GThread *thread;
     int epfd, wake_fd;
-    GHashTable *xids;  /* xid -> srv_ccall */
-    GHashTable *dests; /* srv_ckey -> srv_cdest */
-    GHashTable *pmaps; /* srv_ckey -> srv_cpmap */
-    GSequence *timers; /* srv_ccall, earliest first */
-    GQueue calls;      /* every call taken from the inbox and not finished */
-    GQueue ready;      /* calls whose port became known: route them */
-    GQueue graveyard;  /* srv_cdest closed in this batch */
+    GHashTable *xids;     /* xid -> srv_ccall */
+    GHashTable *dests;    /* srv_ckey -> srv_cdest */
+    GHashTable *pmaps;    /* srv_ckey -> srv_cpmap */
+    unsigned pmaps_known; /* entries of pmaps that are known */
+    GSequence *timers;    /* srv_ccall, earliest first */
+    GQueue calls;         /* every call taken from the inbox and not finished */
+    GQueue ready;         /* calls whose port became known: route them */
+    GQueue graveyard;     /* srv_cdest closed in this batch */
     uint64_t seq;
     unsigned char *rbuf; /* receive buffer, o.max_reply bytes */
     int64_t next_idle_scan;

@@ -18,7 +18,7 @@
  * NOTES
  *   At most one lookup per entry; its deadline is the latest of its
  *   waiters' (extended as they come), so it never times out a waiter
- *   early. At most SRV_CLIENT_PMAP_MAX known entries are kept (the one
+ *   early. At most SRV_CLIENT_PMAP_CACHE known entries are kept (the one
  *   expiring first goes); entries being asked are bounded by the calls
  *   waiting on them. Negative answers are not cached.
  */
@@ -43,32 +43,34 @@ static void srv_cpmap_key(const srv_ccall *call, srv_ckey *k)
 
 void srv_cpmap_free(gpointer p)
 {
-    g_free(p);
+    srv_cpmap *e = p;
+
+    if (e->known)
+        atomic_store(&e->c->n.pmap_cached, --e->c->pmaps_known);
+    g_free(e);
 }
 
-/* Keep the table within SRV_CLIENT_PMAP_MAX known entries: drop expired
- * ones, then the one expiring first. */
+/* Keep the table within SRV_CLIENT_PMAP_CACHE known entries: when full,
+ * drop the expired ones, then the one expiring first. */
 static void srv_cpmap_make_room(srv_client *c, int64_t now)
 {
     GHashTableIter it;
     gpointer v;
     srv_cpmap *first = NULL;
-    unsigned known = 0;
 
+    if (c->pmaps_known < SRV_CLIENT_PMAP_CACHE)
+        return;
     g_hash_table_iter_init(&it, c->pmaps);
     while (g_hash_table_iter_next(&it, NULL, &v)) {
         srv_cpmap *e = v;
         if (!e->known)
             continue;
-        if (e->expires <= now) {
+        if (e->expires <= now)
             g_hash_table_iter_remove(&it);
-            continue;
-        }
-        known++;
-        if (!first || e->expires < first->expires)
+        else if (!first || e->expires < first->expires)
             first = e;
     }
-    if (known >= SRV_CLIENT_PMAP_MAX && first)
+    if (c->pmaps_known >= SRV_CLIENT_PMAP_CACHE && first)
         g_hash_table_remove(c->pmaps, &first->key);
 }
 
@@ -85,6 +87,7 @@ static void srv_cpmap_done(void *arg, int err, void *res)
         err = port == 0 ? -ENOENT : port > G_MAXUINT16 ? -EPROTO : 0;
         if (err == 0) {
             e->known = true;
+            atomic_store(&c->n.pmap_cached, ++c->pmaps_known);
             e->port = port;
             e->expires =
                 g_get_monotonic_time() + (int64_t)SRV_CLIENT_PMAP_TTL_MS * SRV_CPMAP_US_PER_MS;

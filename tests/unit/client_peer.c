@@ -147,7 +147,8 @@ static GByteArray *peer_pmap(const peer *p, const peer_call *c)
     if (c->prog != PEER_PMAP_PROG || c->proc != PEER_PMAP_PROC || c->args_len < 16)
         return peer_reply(c->xid, 1); /* PROG_UNAVAIL */
     GByteArray *b = peer_reply(c->xid, 0);
-    put32(b, get32(c->args) == p->o.pmap_prog ? p->o.pmap_answer : 0);
+    uint32_t prog = get32(c->args);
+    put32(b, p->o.pmap_prog == 0 || prog == p->o.pmap_prog ? p->o.pmap_answer : 0);
     return b;
 }
 

@@ -47,7 +47,7 @@ typedef struct {
     unsigned drop;        /* PEER_DROP */
     unsigned flood;       /* PEER_FLOOD */
     unsigned big;         /* PEER_BIG */
-    uint32_t pmap_prog;   /* PEER_PMAP */
+    uint32_t pmap_prog;   /* PEER_PMAP; 0 = any program */
     unsigned pmap_answer; /* PEER_PMAP */
 } peer_opts;
 

@@ -368,6 +368,66 @@ static void test_bad_portmappers(void)
     close(fd);
 }
 
+/* ---- bounds ---------------------------------------------------------------- */
+
+/* Calls to many destinations: idle sockets are closed to stay within
+ * max_pending + SRV_CLIENT_SPARE_DESTS. */
+static void test_many_destinations(void)
+{
+    enum { N = 200 };
+    srv_client *c = srv_client_new(&(srv_client_opts){.max_pending = 1, .idle_ms = 600000});
+    int fds[N];
+    u_int arg = 1;
+
+    for (unsigned i = 0; i < N; i++) {
+        struct sockaddr_in sa = addr_of(0);
+        socklen_t sl = sizeof sa;
+        fds[i] = socket(AF_INET, SOCK_DGRAM, 0); /* bound, never read: silent */
+        g_assert_cmpint(bind(fds[i], (struct sockaddr *)&sa, sizeof sa), ==, 0);
+        g_assert_cmpint(getsockname(fds[i], (struct sockaddr *)&sa, &sl), ==, 0);
+        srv_client_call call = inc_call(&sa, false, &arg, LONG_MS);
+        call.no_reply = true;
+        g_assert_cmpint(srv_client_call_sync(c, &call, NULL), ==, 0);
+        srv_client_stats st;
+        srv_client_stats_get(c, &st);
+        g_assert_cmpuint(st.dests, >=, 1);
+        g_assert_cmpuint(st.dests, <=, 1 + SRV_CLIENT_SPARE_DESTS);
+    }
+    srv_client_free(c);
+    for (unsigned i = 0; i < N; i++)
+        close(fds[i]);
+}
+
+/* Lookups of many programs: at most SRV_CLIENT_PMAP_CACHE answers kept. */
+static void test_many_programs(void)
+{
+    enum { N = SRV_CLIENT_PMAP_CACHE + 44 };
+    int fd = socket(AF_INET, SOCK_DGRAM, 0); /* where every program "is": silent */
+    struct sockaddr_in sa = addr_of(0);
+    socklen_t sl = sizeof sa;
+
+    g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof sa), ==, 0);
+    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&sa, &sl), ==, 0);
+    peer *pm = peer_start(&(peer_opts){.mode = PEER_PMAP, .pmap_answer = ntohs(sa.sin_port)});
+    srv_client *c = srv_client_new(&(srv_client_opts){.pmap_port = peer_port(pm)});
+    struct sockaddr_in host = addr_of(0);
+    u_int arg = 1;
+    srv_client_stats st;
+
+    for (unsigned i = 0; i < N; i++) {
+        srv_client_call call = inc_call(&host, false, &arg, LONG_MS);
+        call.prog = PEER_PROG + i;
+        call.no_reply = true;
+        g_assert_cmpint(srv_client_call_sync(c, &call, NULL), ==, 0);
+        srv_client_stats_get(c, &st);
+        g_assert_cmpuint(st.pmap_cached, ==, MIN(i + 1, SRV_CLIENT_PMAP_CACHE));
+    }
+    g_assert_cmpuint(st.pmap_lookups, ==, N);
+    srv_client_free(c);
+    peer_stop(pm);
+    close(fd);
+}
+
 /* ---- fuzz ------------------------------------------------------------------ */
 
 /* Echo replies with random bytes changed or cut short, in batches of
@@ -420,6 +480,8 @@ int main(int argc, char **argv)
     g_test_add_func("/client_hostile/silent_flood", test_silent_flood);
     g_test_add_func("/client_hostile/spoofed_udp", test_spoofed_udp);
     g_test_add_func("/client_hostile/bad_portmappers", test_bad_portmappers);
+    g_test_add_func("/client_hostile/many_destinations", test_many_destinations);
+    g_test_add_func("/client_hostile/many_programs", test_many_programs);
     g_test_add_func("/client_hostile/mutated", test_mutated);
     return g_test_run();
 }
