@@ -103,6 +103,12 @@ typedef struct {
     unsigned wb_file_size; /* file_flush_size: a file holding this much is
                             * flushed; default 8 MiB */
     unsigned wb_age_ms;    /* max_age_ms: data older is flushed; default 2000 */
+    /* [nlm] file locking (NLM v4 and NSM, server/nlm, server/nsm) */
+    bool nlm_enable;               /* enable; default true */
+    unsigned nlm_grace;            /* grace: seconds after a restart; 0 = none; default 45 */
+    char *nlm_server_name;         /* server_name: "" = the host's name */
+    unsigned nlm_max_waiters_host; /* max_waiters_per_host: blocked requests; default 1024 */
+    unsigned nlm_max_waiters;      /* max_waiters: blocked requests in all; default 16384 */
     /* [exports] */
     cfg_export *exports;
     unsigned nexports;

@@ -82,10 +82,17 @@ const cfg_key cfg_keys[] = {
      1073741824, NULL, false},
     {"writeback", "max_age_ms", CFG_T_UINT, offsetof(cfg, wb_age_ms), "2000", 10, 3600000, NULL,
      false},
+    {"nlm", "enable", CFG_T_BOOL, offsetof(cfg, nlm_enable), "true", 0, 0, NULL, false},
+    {"nlm", "grace", CFG_T_UINT, offsetof(cfg, nlm_grace), "45", 0, 3600, NULL, false},
+    {"nlm", "server_name", CFG_T_STRING, offsetof(cfg, nlm_server_name), "", 0, 0, NULL, false},
+    {"nlm", "max_waiters_per_host", CFG_T_UINT, offsetof(cfg, nlm_max_waiters_host), "1024", 1,
+     1048576, NULL, false},
+    {"nlm", "max_waiters", CFG_T_UINT, offsetof(cfg, nlm_max_waiters), "16384", 1, 1048576, NULL,
+     false},
 };
 
-const char *const cfg_groups[] = {"database", "embedded", "server", "log",       "storage",
-                                  "exports",  "metrics",  "cache",  "writeback", NULL};
+const char *const cfg_groups[] = {"database", "embedded", "server",    "log", "storage", "exports",
+                                  "metrics",  "cache",    "writeback", "nlm", NULL};
 
 const size_t cfg_nkeys = G_N_ELEMENTS(cfg_keys);
 

@@ -1,6 +1,6 @@
 /*
- * srv_export.h -- the served file system as the programs (NFS, MOUNT)
- * share it: the context every handler gets as req->srv (configuration,
+ * srv_export.h -- the served file system as the programs (NFS, MOUNT,
+ * NLM) share it: the context every handler gets as req->srv (configuration,
  * dbfs, verifiers, the MOUNT list), which client an export admits and as
  * whom (srv_client_match, srv_cred_squash), and whether any export admits
  * an address at all (srv_export_admits, the runtime's admission test for
@@ -54,6 +54,19 @@ const cfg_client *srv_client_match(const cfg_export *e, const struct sockaddr *p
  * srv_client_match, so it may block; the runtime calls it from a worker.
  */
 bool srv_export_admits(const cfg *c, const struct sockaddr *peer, socklen_t peerlen);
+
+/*
+ * srv_fh_in -- check and decode the file handle data[0 .. len) a caller
+ * sent, for the procedure of req: its MAC and file system (fh.h), its
+ * export, whether that export admits the caller (and from a privileged
+ * port when it is `secure`). On success sets req->export, req->client and
+ * req->cred (the caller after squashing), *out, and returns 0. Else
+ * returns -EBADF (not a handle of ours: damaged, wrong length or version),
+ * -ESTALE (another file system, or an export no longer configured) or
+ * -EACCES (not admitted), with a rate-limited log line. Whether the file
+ * still exists is for dbfs to say.
+ */
+int srv_fh_in(srv_req *req, const void *data, size_t len, dbfs_fh *out);
 
 /*
  * srv_cred_squash -- the credential to act as, after root_squash/all_squash

@@ -48,6 +48,8 @@ struct srv_metrics {
     struct MHD_Daemon *daemon;
     srv_rt *rt;
     dbfs *fs;
+    srv_metrics_fn more; /* NULL: none */
+    void *more_arg;
     unsigned port; /* the port actually bound */
 };
 
@@ -162,6 +164,8 @@ static void srv_metrics_text(srv_metrics *m, GString *out)
     srv_rt_metrics(m->rt, out);
     srv_metrics_caches(m->fs, out);
     srv_metrics_writeback(m->fs, out);
+    if (m->more)
+        m->more(m->more_arg, out);
 }
 
 /* A response from a malloc'd copy of text, with the given status. */
@@ -225,7 +229,8 @@ static void srv_metrics_log(void *cls, const char *fmt, va_list ap)
     g_free(msg);
 }
 
-int srv_metrics_start(const cfg *c, srv_rt *rt, dbfs *fs, srv_metrics **out)
+int srv_metrics_start(const cfg *c, srv_rt *rt, dbfs *fs, srv_metrics_fn more, void *more_arg,
+                      srv_metrics **out)
 {
     struct sockaddr_storage ss;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
@@ -251,6 +256,8 @@ int srv_metrics_start(const cfg *c, srv_rt *rt, dbfs *fs, srv_metrics **out)
     m = g_new0(srv_metrics, 1);
     m->rt = rt;
     m->fs = fs;
+    m->more = more;
+    m->more_arg = more_arg;
     /* The logger first: libmicrohttpd complains (on stderr) otherwise. */
     m->daemon =
         MHD_start_daemon(flags, (uint16_t)c->metrics_port, NULL, NULL, srv_metrics_handler, m,

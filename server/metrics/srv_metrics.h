@@ -14,14 +14,20 @@
 
 typedef struct srv_metrics srv_metrics;
 
+/* More series for the page (a program's own), appended to out; called on
+ * the endpoint's thread, so it must be thread-safe. */
+typedef void (*srv_metrics_fn)(void *arg, GString *out);
+
 /*
  * srv_metrics_start -- when [metrics] enable is set in c, serve GET
- * /metrics for runtime rt and file system fs (both must outlive the
- * endpoint) with libmicrohttpd's own thread; *out is the endpoint (NULL
- * when disabled; srv_metrics_stop it). Returns 0, or -1 after logging why
- * the endpoint cannot be served (the port is taken, ...).
+ * /metrics for runtime rt and file system fs, with the series of more
+ * (may be NULL) called with more_arg (all must outlive the endpoint),
+ * with libmicrohttpd's own thread; *out is the endpoint (NULL when
+ * disabled; srv_metrics_stop it). Returns 0, or -1 after logging why the
+ * endpoint cannot be served (the port is taken, ...).
  */
-int srv_metrics_start(const cfg *c, srv_rt *rt, dbfs *fs, srv_metrics **out);
+int srv_metrics_start(const cfg *c, srv_rt *rt, dbfs *fs, srv_metrics_fn more, void *more_arg,
+                      srv_metrics **out);
 
 /* srv_metrics_stop -- stop the endpoint and free m (NULL is fine). */
 void srv_metrics_stop(srv_metrics *m);

@@ -262,60 +262,12 @@ void nfs3_path_out(srv_req *req, const char *path, nfspath3 *out)
     out->nfspath3_len = (u_int)len;
 }
 
-/*
- * The export of handle d that admits the caller, or NULL with *err set
- * (-ESTALE: the export is gone; -EACCES: not admitted, or a secure export
- * reached from an unprivileged port) and a rate-limited log line.
- */
-static const cfg_client *nfs3_fh_client(srv_req *req, const fh_decoded *d, const cfg_export **e,
-                                        int *err)
-{
-    const cfg *conf = req->srv->cfg;
-    const cfg_client *c;
-
-    *err = -ESTALE;
-    if (d->export_index >= conf->nexports) {
-        srv_req_complain(req, "handle for export %u, which is no longer configured",
-                         d->export_index);
-        return NULL;
-    }
-    *e = &conf->exports[d->export_index];
-    *err = -EACCES;
-    c = srv_client_match(*e, (const struct sockaddr *)&req->peer, req->peerlen);
-    if (!c) {
-        srv_req_complain(req, "not admitted by export %s", (*e)->path);
-        return NULL;
-    }
-    if (c->secure && srv_peer_port(req) >= 1024) {
-        srv_req_complain(req, "unprivileged port %u; export %s is secure", srv_peer_port(req),
-                         (*e)->path);
-        return NULL;
-    }
-    return c;
-}
-
 nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out)
 {
-    const cfg_export *e = NULL;
-    const cfg_client *c;
-    fh_decoded d;
-    int err;
+    int err = srv_fh_in(req, in->data.data_val, in->data.data_len, out);
 
-    err = fh_decode(req->srv->info, in->data.data_val, in->data.data_len, &d);
-    if (err == -ESTALE)
-        srv_req_complain(req, "handle of another file system (xid 0x%08x)", req->xid);
-    else if (err != 0)
-        srv_req_complain(req, "bad file handle (%u bytes)", in->data.data_len);
-    if (err != 0)
-        return nfs3_errno_to_stat(err, req->proc); /* -EBADF: BADHANDLE */
-    c = nfs3_fh_client(req, &d, &e, &err);
-    if (!c)
-        return nfs3_errno_to_stat(err, req->proc);
-    req->export = e;
-    req->client = c;
-    srv_cred_squash(&req->auth, c, &req->cred);
-    *out = d.fh;
-    return NFS3_OK;
+    /* -EBADF: BADHANDLE; -ESTALE: STALE; -EACCES: ACCES. */
+    return err ? nfs3_errno_to_stat(err, req->proc) : NFS3_OK;
 }
 
 bool nfs3_read_only(const srv_req *req)

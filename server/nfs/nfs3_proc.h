@@ -183,7 +183,8 @@ bool_t nfs3_args_link(XDR *x, LINK3args *a);
 
 /*
  * nfs3_fh_in -- the file named by handle `in`, and the caller as the
- * handle's export sees him. Decodes and authenticates the handle (-EBADF:
+ * handle's export sees him (srv_fh_in, srv_export.h, with the errors as
+ * statuses). Decodes and authenticates the handle (-EBADF:
  * NFS3ERR_BADHANDLE; -ESTALE: NFS3ERR_STALE for another file system or an
  * export index beyond the configuration), checks that the export admits
  * the client (-EACCES: NFS3ERR_ACCES; a `secure` export also needs a

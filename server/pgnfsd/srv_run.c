@@ -36,6 +36,8 @@
 
 #include "mnt3_program.h"
 #include "nfs3_program.h"
+#include "nlm4_svc.h"
+#include "nsm_program.h"
 #include "srv_export.h"
 #include "srv_flusher.h"
 #include "srv_metrics.h"
@@ -153,8 +155,37 @@ static void srv_ctx_clear(srv_ctx *ctx)
     pthread_mutex_destroy(&ctx->mounts_lock);
 }
 
-/* The runtime with NFS and MOUNT on the main listener; NULL after logging why not. */
-static srv_rt *srv_run_runtime(const cfg *c, dbfs *fs, srv_ctx *ctx, unsigned *port)
+/* The lock service and its two programs (NLM, NSM), with [nlm] enable. */
+typedef struct {
+    nlm4_svc *svc; /* NULL: locking is not served */
+    srv_program nsm;
+} srv_run_locks;
+
+/* Make the lock service and register NLM and NSM with rt (nothing when
+ * [nlm] enable is false). Returns 0, or -1 after logging why not. */
+static int srv_run_locks_register(const cfg *c, dbfs *fs, srv_rt *rt, srv_run_locks *l)
+{
+    if (!c->nlm_enable)
+        return 0;
+    l->svc = nlm4_new(c, fs);
+    if (!l->svc)
+        return -1;
+    nsm_program(l->svc, &l->nsm);
+    if (nlm4_register(l->svc, rt) != 0 || srv_rt_register(rt, &l->nsm) != 0)
+        return -1;
+    return 0;
+}
+
+/* The metrics page's lock series. */
+static void srv_run_lock_metrics(void *arg, GString *out)
+{
+    nlm4_metrics(arg, out);
+}
+
+/* The runtime with NFS and MOUNT (and NLM and NSM) on the main listener;
+ * NULL after logging why not. */
+static srv_rt *srv_run_runtime(const cfg *c, dbfs *fs, srv_ctx *ctx, srv_run_locks *locks,
+                               unsigned *port)
 {
     const srv_rt_config rc = {.fs = fs,
                               .ctx = ctx,
@@ -163,20 +194,21 @@ static srv_rt *srv_run_runtime(const cfg *c, dbfs *fs, srv_ctx *ctx, unsigned *p
                               .max_per_address = c->max_connections_per_address,
                               .drc_entries = c->drc_entries,
                               .slow_ms = c->slow_ms};
-    const uint32_t progs[] = {nfs3_program.prog, mnt3_program.prog};
+    const uint32_t progs[] = {nfs3_program.prog, mnt3_program.prog, NLM4_PROG, NSM_PROG};
     const srv_listen l = {.name = "nfs",
                           .addr = c->listen,
                           .port = c->port,
                           .udp = c->udp,
                           .progs = progs,
-                          .nprogs = G_N_ELEMENTS(progs),
+                          .nprogs = c->nlm_enable ? G_N_ELEMENTS(progs) : 2,
                           .admit = srv_run_admit,
                           .admit_user = (void *)c};
     const char *failed;
     srv_rt *rt = srv_rt_new(&rc);
     int err;
 
-    if (!rt || srv_rt_register(rt, &nfs3_program) != 0 || srv_rt_register(rt, &mnt3_program) != 0) {
+    if (!rt || srv_rt_register(rt, &nfs3_program) != 0 || srv_rt_register(rt, &mnt3_program) != 0 ||
+        srv_run_locks_register(c, fs, rt, locks) != 0) {
         srv_rt_free(rt);
         return NULL;
     }
@@ -201,6 +233,7 @@ int srv_run(const cfg *c, dbfs *fs)
     srv_portmap *pm = NULL;
     srv_metrics *metrics = NULL;
     srv_flusher *flusher = NULL;
+    srv_run_locks locks = {0};
     sigset_t mask, old;
     unsigned port = 0;
     int rc = -1;
@@ -216,9 +249,11 @@ int srv_run(const cfg *c, dbfs *fs)
     sigaddset(&mask, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &mask, &old);
 
-    rt = srv_run_runtime(c, fs, &ctx, &port);
-    if (!rt || srv_portmap_start(rt, c, port, c->udp, &pm) != 0 ||
-        srv_metrics_start(c, rt, fs, &metrics) != 0)
+    rt = srv_run_runtime(c, fs, &ctx, &locks, &port);
+    if (!rt || (locks.svc && nlm4_start(locks.svc, port) != 0) ||
+        srv_portmap_start(rt, c, port, c->udp, &pm) != 0 ||
+        srv_metrics_start(c, rt, fs, locks.svc ? srv_run_lock_metrics : NULL, locks.svc,
+                          &metrics) != 0)
         goto out;
     flusher = srv_flusher_start(fs, c);
     srv_log_start(c, &ctx, port);
@@ -227,6 +262,7 @@ out:
     srv_flusher_stop(flusher);
     srv_metrics_stop(metrics);
     srv_rt_free(rt);
+    nlm4_free(locks.svc);
     srv_portmap_stop(pm);
     srv_ctx_clear(&ctx);
     pthread_sigmask(SIG_SETMASK, &old, NULL);

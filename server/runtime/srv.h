@@ -97,6 +97,7 @@ typedef struct srv_req {
     /* The runtime's: request memory and the per-client log limiter. */
     srv_alloc_block *allocs;
     log_ratelimit *rl;
+    bool drop; /* srv_req_drop: send no reply */
 } srv_req;
 
 /* One procedure of a program version. An entry without a name is not
@@ -174,6 +175,14 @@ void *srv_req_alloc(srv_req *req, size_t n);
 char *srv_req_strdup(srv_req *req, const char *s);
 /* srv_req_release -- free every srv_req_alloc block of req (dispatch calls it). */
 void srv_req_release(srv_req *req);
+
+/*
+ * srv_req_drop -- send no reply to this call (the handler could not do it
+ * now and the client is to send it again, as Linux's lockd drops a call it
+ * cannot serve yet). The result is neither encoded nor kept in the
+ * duplicate request cache. Cannot fail.
+ */
+void srv_req_drop(srv_req *req);
 
 /*
  * srv_req_complain -- one log line about something the caller of req did

@@ -335,7 +335,11 @@ static bool srv_run_handler(srv_dispatch *d, srv_req *req, void *args, void *res
     if (d->proc->handler)
         d->proc->handler(req, args, res);
     *keep = !p->cacheable || p->cacheable(d->call.proc, res);
-    return true;
+    if (!req->drop)
+        return true;
+    *keep = false;
+    g_debug("xid 0x%08x: %s %s: dropped by its handler", d->call.xid, p->name, d->proc->name);
+    return false;
 }
 
 /*

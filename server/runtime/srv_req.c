@@ -101,6 +101,11 @@ void srv_req_complain(srv_req *req, const char *fmt, ...)
     g_free(msg);
 }
 
+void srv_req_drop(srv_req *req)
+{
+    req->drop = true;
+}
+
 void srv_peer_host(const srv_req *req, char *buf, size_t len)
 {
     if (getnameinfo((const struct sockaddr *)&req->peer, req->peerlen, buf, (socklen_t)len, NULL, 0,
