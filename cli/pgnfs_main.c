@@ -45,6 +45,8 @@ const pgnfs_cmd pgnfs_cmds[] = {
      pgnfs_help_find, pgnfs_cmd_find, false, true, PGNFS_EXIT_USAGE},
     {"fsck", "[--repair] [-q]  check the file system's invariants (and repair them)",
      pgnfs_help_fsck, pgnfs_cmd_fsck, false, true, 16},
+    {"locks", "  the file locks clients hold and wait for, answered in SQL", pgnfs_help_locks,
+     pgnfs_cmd_locks, false, true, PGNFS_EXIT_USAGE},
     {NULL, NULL, NULL, NULL, false, false, 0},
 };
 
