@@ -333,8 +333,10 @@ server_locks() {   # FILEID RELPATH -> lines "TYPE START END" (END inclusive or 
                     end = ($8 == "EOF") ? "eof" : $8
                     print tolower($4), $7, end }' /proc/locks ;;
         pgnfs)
-            # `pgnfs locks`: one line per granted lock with key=value words:
-            # fileid=N (or path=P) type=read|write start=N and end=N|eof or len=N
+            # `pgnfs locks`: one line per lock with key=value words: fileid=N
+            # (or path=P) type=read|write start=N and end=N|eof or len=N (0: to
+            # the end); a line with state=... other than granted (a waiting
+            # request) is not a lock held, nor is a "#" line
             local out
             out=$("$KC_BUILD/server/pgnfs" locks --data "$KC_DATA" 2>&1) || {
                 echo "ERROR pgnfs locks --data $KC_DATA failed: $(echo "$out" | tail -n 1)"
@@ -343,7 +345,9 @@ server_locks() {   # FILEID RELPATH -> lines "TYPE START END" (END inclusive or 
                 /^[ \t]*#/ { next }
                 { delete kv; for (i = 1; i <= NF; i++) { n = index($i, "=");
                       if (n) kv[substr($i, 1, n - 1)] = substr($i, n + 1) } }
-                !(("fileid" in kv && kv["fileid"] == fid) || ("path" in kv && (kv["path"] == p || "/" kv["path"] == p))) { next }
+                !(("fileid" in kv && kv["fileid"] == fid) ||
+                  ("path" in kv && (kv["path"] == p || "/" kv["path"] == p))) { next }
+                ("state" in kv && tolower(kv["state"]) != "granted") { next }
                 { end = "eof"
                   if ("end" in kv) end = tolower(kv["end"])
                   else if ("len" in kv && kv["len"] + 0 > 0) end = kv["start"] + kv["len"] - 1
