@@ -25,7 +25,9 @@
 
 #define NLM4_NOTE_FORMAT 1
 
-static void nlm4_note_addr(const struct sockaddr_storage *ss, socklen_t len, pgnfs_nlm_addr *out)
+/* The address ss as a note keeps it; its bytes go to buf (16 bytes). */
+static void nlm4_note_addr(const struct sockaddr_storage *ss, socklen_t len, pgnfs_nlm_addr *out,
+                           unsigned char *buf)
 {
     struct sockaddr_storage s;
 
@@ -39,13 +41,15 @@ static void nlm4_note_addr(const struct sockaddr_storage *ss, socklen_t len, pgn
         const struct sockaddr_in *a = (const struct sockaddr_in *)&s;
 
         out->addr.addr_len = 4;
-        out->addr.addr_val = (char *)&a->sin_addr;
+        memcpy(buf, &a->sin_addr, 4);
+        out->addr.addr_val = (char *)buf;
         out->port = ntohs(a->sin_port);
     } else if (s.ss_family == AF_INET6) {
         const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&s;
 
         out->addr.addr_len = 16;
-        out->addr.addr_val = (char *)&a->sin6_addr;
+        memcpy(buf, &a->sin6_addr, 16);
+        out->addr.addr_val = (char *)buf;
         out->port = ntohs(a->sin6_port);
     } else {
         out->family = 0;
@@ -57,12 +61,12 @@ int nlm4_grant_note(srv_req *req, uint32_t vers, bool msg, const nlm_netobj *coo
                     const nlm4_lock *lock, void **out, size_t *len)
 {
     pgnfs_nlm_note n = {.format = NLM4_NOTE_FORMAT, .vers = vers, .tcp = req->tcp, .msg = msg};
-    struct sockaddr_storage peer = req->peer, local = req->local;
+    unsigned char peer[16], local[16];
     unsigned long size;
     XDR x;
 
-    nlm4_note_addr(&peer, req->peerlen, &n.peer);
-    nlm4_note_addr(&local, req->locallen, &n.local);
+    nlm4_note_addr(&req->peer, req->peerlen, &n.peer, peer);
+    nlm4_note_addr(&req->local, req->locallen, &n.local, local);
     n.granted.cookie = *cookie;
     n.granted.exclusive = excl;
     n.granted.alock = *lock;

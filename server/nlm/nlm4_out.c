@@ -134,7 +134,8 @@ static void nlm4_out_end(nlm4_out *o, int err)
         return;
     }
     atomic_fetch_add(o->callback ? &svc->cb_failed : &svc->notify_failed, 1);
-    if (log_ratelimit_allow(svc->rl, (const struct sockaddr *)&o->dest, &suppressed)) {
+    if (err != -ECANCELED &&
+        log_ratelimit_allow(svc->rl, (const struct sockaddr *)&o->dest, &suppressed)) {
         log_peer_string((const struct sockaddr *)&o->dest, o->destlen, who, sizeof who);
         g_message("nlm: %s to %s failed after %u attempt%s: %s%s (%u more lines suppressed)",
                   o->what, who, o->attempts, o->attempts == 1 ? "" : "s", g_strerror(-err),

@@ -346,12 +346,19 @@ static GByteArray *nl_cbsrv_call(nl_cbsrv *s, const uint8_t *p, size_t len, bool
     GByteArray *out;
     char fh[256];
 
-    if (!nl_call_head(&r, &xid, &prog, &vers, &proc) || prog != NL_PROG)
+    if (!nl_call_head(&r, &xid, &prog, &vers, &proc) || (prog != NL_PROG && prog != NL_NSM_PROG))
         return NULL;
+    cb.prog = prog;
     cb.vers = vers;
     cb.proc = proc;
-    nl_opaque(&r, cb.cookie, sizeof cb.cookie);
     out = nl_reply_head(xid);
+    if (prog == NL_NSM_PROG) { /* SM_NOTIFY: mon_name, state */
+        nl_opaque(&r, cb.caller, sizeof cb.caller);
+        cb.stat = nl_u32(&r);
+        g_array_append_val(s->got, cb);
+        return out;
+    }
+    nl_opaque(&r, cb.cookie, sizeof cb.cookie);
     if (proc == NL_PROC_GRANTED || proc == NL_PROC_GRANTED_MSG) {
         cb.excl = nl_u32(&r);
         nl_opaque(&r, cb.caller, sizeof cb.caller);
@@ -474,7 +481,7 @@ void nl_cbsrv_free(nl_cbsrv *s)
 
 struct nl_pmap {
     int tcp, udp, stop[2];
-    unsigned nlm_port, nsm_port;
+    atomic_uint nlm_port, nsm_port;
     atomic_uint lookups;
     pthread_t thread;
 };
@@ -545,8 +552,8 @@ nl_pmap *nl_pmap_new(unsigned nlm_port, unsigned nsm_port)
         .sin_family = AF_INET, .sin_port = htons(111), .sin_addr.s_addr = htonl(INADDR_ANY)};
     int one = 1;
 
-    pm->nlm_port = nlm_port;
-    pm->nsm_port = nsm_port;
+    atomic_store(&pm->nlm_port, nlm_port);
+    atomic_store(&pm->nsm_port, nsm_port);
     pm->tcp = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     pm->udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     setsockopt(pm->tcp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -569,6 +576,12 @@ unsigned nl_pmap_lookups(nl_pmap *p)
     return atomic_load(&p->lookups);
 }
 
+void nl_pmap_set(nl_pmap *p, unsigned nlm_port, unsigned nsm_port)
+{
+    atomic_store(&p->nlm_port, nlm_port);
+    atomic_store(&p->nsm_port, nsm_port);
+}
+
 void nl_pmap_free(nl_pmap *pm)
 {
     if (!pm)
@@ -581,4 +594,53 @@ void nl_pmap_free(nl_pmap *pm)
     close(pm->tcp);
     close(pm->udp);
     g_free(pm);
+}
+
+/* --- small helpers ------------------------------------------------------------------ */
+
+unsigned nl_free_port(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof a), ==, 0);
+    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&a, &len), ==, 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+char *nl_metrics(unsigned port)
+{
+    static const char req[] = "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n";
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    GString *in = g_string_new(NULL);
+    char buf[8192];
+    ssize_t n;
+
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        send(fd, req, sizeof req - 1, 0) != (ssize_t)(sizeof req - 1)) {
+        if (fd >= 0)
+            close(fd);
+        g_string_free(in, TRUE);
+        return NULL;
+    }
+    while ((n = recv(fd, buf, sizeof buf, 0)) > 0)
+        g_string_append_len(in, buf, n);
+    close(fd);
+    return g_string_free(in, FALSE);
+}
+
+double nl_metric(const char *page, const char *key)
+{
+    char *pat = g_strdup_printf("\n%s ", key);
+    const char *p = page ? strstr(page, pat) : NULL;
+    double v = p ? g_ascii_strtod(p + strlen(pat), NULL) : -1;
+
+    g_free(pat);
+    return v;
 }

@@ -106,9 +106,11 @@ int nl_raw_stat(unsigned port, uint32_t prog, uint32_t vers, uint32_t proc, cons
 
 typedef struct nl_cbsrv nl_cbsrv;
 
-/* What arrived. */
+/* What arrived: an NLM callback, or an NSM SM_NOTIFY (prog NL_NSM_PROG:
+ * caller is its mon_name, stat its state). */
 typedef struct {
-    uint32_t vers, proc; /* NLM version and procedure */
+    uint32_t prog;
+    uint32_t vers, proc; /* version and procedure */
     uint32_t excl, svid;
     char caller[256], oh[256], cookie[64];
     uint64_t off, len;
@@ -131,7 +133,7 @@ unsigned nl_cbsrv_wait(nl_cbsrv *s, unsigned count, int timeout_ms, nl_callback 
 void nl_cbsrv_free(nl_cbsrv *s);
 
 /*
- * nl_pmap_new -- a minimal portmapper on 127.0.0.1:111 (TCP and UDP) that
+ * nl_pmap_new -- a minimal portmapper on port 111 of every address (TCP and UDP) that
  * answers PMAP GETPORT for NLM (any version) with nlm_port, for NSM with
  * nsm_port (0: not registered), and 0 for anything else; it runs in a
  * thread of its own. Needs port 111 (a private network namespace).
@@ -141,6 +143,17 @@ typedef struct nl_pmap nl_pmap;
 nl_pmap *nl_pmap_new(unsigned nlm_port, unsigned nsm_port);
 /* GETPORT calls it answered so far. */
 unsigned nl_pmap_lookups(nl_pmap *p);
+/* What it answers from now on. */
+void nl_pmap_set(nl_pmap *p, unsigned nlm_port, unsigned nsm_port);
 void nl_pmap_free(nl_pmap *p);
+
+/* --- small helpers -------------------------------------------------------------- */
+
+/* A TCP port free on 127.0.0.1 now. */
+unsigned nl_free_port(void);
+/* GET /metrics from 127.0.0.1:port: the page (g_free), or NULL. */
+char *nl_metrics(unsigned port);
+/* The value of "key value" on a metrics page; -1 when it is not there. */
+double nl_metric(const char *page, const char *key);
 
 #endif /* PGNFS_NLMRAW_H */
