@@ -56,6 +56,9 @@ enum {
     NL_SM_NOTIFY = 6,
 };
 
+/* Versions 1 and 3 statuses (libnfs has version 4's only). */
+enum { LCK_GRANTED = 0, LCK_DENIED = 1, LCK_DENIED_NOLOCKS = 2, LCK_BLOCKED = 3 };
+
 /* End of file (NLM length 0). */
 #define NL_EOF 0
 
