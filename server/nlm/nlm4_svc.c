@@ -69,6 +69,12 @@ int nlm4_register(nlm4_svc *s, srv_rt *rt)
     return 0;
 }
 
+/* nlm4_programs_of -- see nlm4_svc.h. */
+const srv_program *nlm4_programs_of(const nlm4_svc *s)
+{
+    return s->progs;
+}
+
 /* The socket address of numeric text addr (port 0); its length, 0 if none. */
 static socklen_t nlm4_sockaddr(const char *addr, struct sockaddr_storage *out)
 {

@@ -49,6 +49,11 @@ nlm4_svc *nlm4_new(const cfg *c, dbfs *fs);
  * or srv_rt_register's error (logged). */
 int nlm4_register(nlm4_svc *s, srv_rt *rt);
 
+/* nlm4_programs_of -- the three descriptors (versions 1, 3, 4) nlm4_register
+ * registers, owned by s, for whoever dispatches without a runtime (the
+ * fuzz target). */
+const srv_program *nlm4_programs_of(const nlm4_svc *s);
+
 /*
  * nlm4_start -- the service starts as this server (its [nlm]
  * server_name), serving on port `port` (where it never calls back): the

@@ -5,8 +5,9 @@
  * call header, credentials, program/version/procedure lookup, the
  * duplicate request cache, the rpcgen argument decoders, the handler and
  * the reply encoders. The programs registered are those pgnfsd serves:
- * NFS v3, MOUNT v3, and the built-in portmapper's PORTMAP v2 and rpcbind
- * v3/v4 (with a mapping table like the daemon's), all served where the
+ * NFS v3, MOUNT v3, NLM v1/v3/v4, NSM v1, and the built-in portmapper's
+ * PORTMAP v2 and rpcbind v3/v4 (with a mapping table like the daemon's),
+ * all served where the
  * fuzzer's calls "arrive" (127.0.0.1:2049 over TCP, from 127.0.0.1:700).
  *
  * Two modes (decided once, in LLVMFuzzerInitialize):
@@ -53,6 +54,8 @@
 #include "fh.h"
 #include "mnt3_program.h"
 #include "nfs3_program.h"
+#include "nlm4_svc.h"
+#include "nsm_program.h"
 #include "srv_dispatch.h"
 #include "srv_export.h"
 #include "srv_pmap.h"
@@ -71,6 +74,8 @@ static dbfs_conn *fuzz_db;
 static dbfs_info fuzz_info; /* no-database mode: a made-up file system */
 static fuzz_handles fuzz_fhs;
 static srv_origin fuzz_from;
+static nlm4_svc *fuzz_nlm; /* NLM versions 1, 3, 4 */
+static srv_program fuzz_nsm;
 
 static void fuzz_die(const char *what, int err)
 {
@@ -151,6 +156,26 @@ static void fuzz_pmap_add(uint32_t prog, uint32_t vers, uint32_t prot, unsigned 
     fuzz_pmap.maps[fuzz_pmap.nmaps++] = (srv_pmap_map){prog, vers, prot, port};
 }
 
+/* NLM (versions 1, 3, 4) and NSM, as the daemon registers them; with a
+ * database the lock service is started as a server of its own. */
+static void fuzz_register_locks(void)
+{
+    const srv_program *progs;
+
+    fuzz_nlm = nlm4_new(fuzz_cfg, fuzz_fs);
+    if (!fuzz_nlm)
+        fuzz_die("the lock service", -ENOMEM);
+    if (fuzz_fs && nlm4_start(fuzz_nlm, 2049) != 0)
+        fuzz_die("starting the lock service", -EAGAIN);
+    progs = nlm4_programs_of(fuzz_nlm);
+    nsm_program(fuzz_nlm, &fuzz_nsm);
+    for (int i = 0; i < 3; i++)
+        if (srv_env_register(&fuzz_env, &progs[i]) < 0)
+            fuzz_die("register NLM", -EINVAL);
+    if (srv_env_register(&fuzz_env, &fuzz_nsm) < 0)
+        fuzz_die("register NSM", -EINVAL);
+}
+
 /* NFS v3, MOUNT v3 and the portmapper's three versions, every one served
  * where the fuzzer's calls arrive: each input reaches any of them. */
 static void fuzz_register_programs(void)
@@ -172,6 +197,7 @@ static void fuzz_register_programs(void)
     for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
         if (srv_env_register(&fuzz_env, all[i]) < 0)
             fuzz_die("register a program", -EINVAL);
+    fuzz_register_locks();
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -4,15 +4,16 @@
  * routines (so the seeds are exactly what a conforming client sends), each
  * behind an RPC call header with an AUTH_SYS credential for root; every
  * portmapper procedure (PORTMAP v2, rpcbind v3/v4) as clients send them,
- * with AUTH_NONE; and a handful of records for the RPC-level replies
- * (wrong RPC version, unknown program, version and procedure, AUTH_NONE, a
- * long credential).
+ * with AUTH_NONE; every NLM and NSM procedure (fuzz_seeds_nlm.c); and a handful of records for the
+ * RPC-level replies (wrong RPC version, unknown program, version and procedure, AUTH_NONE, a long
+ * credential).
  *
  * NOTES
  *   A record is encoded into a buffer fuzz_seed_emit_full allocates and
  *   frees; the callback must copy what it keeps.
  */
 #include "fuzz_seeds.h"
+#include "fuzz_seeds_int.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -29,12 +30,6 @@
 
 #define FUZZ_SEED_MAX (96u * 1024u)
 #define FUZZ_XID      0x5eed0000u
-
-typedef struct {
-    fuzz_seed_fn fn;
-    void *user;
-    unsigned count;
-} fuzz_seed_sink;
 
 /* The header of a call: AUTH_SYS root (machine "fuzz", no groups), or
  * AUTH_NONE when auth_sys is false. */
@@ -71,10 +66,10 @@ static void fuzz_call_header(XDR *x, uint32_t xid, uint32_t rpcvers, uint32_t pr
     g_assert(xdr_u_int(x, &vflavor) && xdr_u_int(x, &vlen));
 }
 
-/* Encode one call (header + args with xdr_args) and hand it to the sink. */
-static void fuzz_seed_emit_full(fuzz_seed_sink *s, const char *name, uint32_t rpcvers,
-                                uint32_t prog, uint32_t vers, uint32_t proc, bool auth_sys,
-                                unsigned ngroups, xdrproc_t xdr_args, void *args)
+/* fuzz_seed_emit_full -- see fuzz_seeds_int.h. */
+void fuzz_seed_emit_full(fuzz_seed_sink *s, const char *name, uint32_t rpcvers, uint32_t prog,
+                         uint32_t vers, uint32_t proc, bool auth_sys, unsigned ngroups,
+                         xdrproc_t xdr_args, void *args)
 {
     unsigned char *buf = g_malloc(FUZZ_SEED_MAX);
     XDR x;
@@ -436,7 +431,7 @@ static void fuzz_seeds_rpc(fuzz_seed_sink *s, const fuzz_handles *h)
     GETATTR3args ga = {.object = fuzz_fh3(&h->root)};
 
     fuzz_seed_emit_full(s, "rpc-rpcvers3", 3, NFS_PROGRAM, 3, 0, true, 0, NULL, NULL);
-    fuzz_seed_emit_full(s, "rpc-prog-nlm", 2, 100021, 4, 0, true, 0, NULL, NULL);
+    fuzz_seed_emit_full(s, "rpc-prog-unknown", 2, 100099, 4, 0, true, 0, NULL, NULL);
     fuzz_seed_emit_full(s, "rpc-nfs-v4", 2, NFS_PROGRAM, 4, 0, true, 0, NULL, NULL);
     fuzz_seed_emit_full(s, "rpc-proc-22", 2, NFS_PROGRAM, 3, 22, true, 0,
                         (xdrproc_t)xdr_GETATTR3args, &ga);
@@ -455,6 +450,7 @@ unsigned fuzz_seeds_build(const fuzz_handles *h, fuzz_seed_fn fn, void *user)
     fuzz_seeds_nfs(&s, h);
     fuzz_seeds_mount(&s);
     fuzz_seeds_pmap(&s);
+    fuzz_seeds_nlm(&s, h);
     fuzz_seeds_rpc(&s, h);
     return s.count;
 }

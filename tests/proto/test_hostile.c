@@ -595,11 +595,11 @@ static void test_udp_rpc_errors(void)
     g_assert_true(reply && nr_reply_parse(reply, &rep));
     g_assert_cmpuint(rep.reject_stat, ==, NR_RPC_MISMATCH);
     g_byte_array_unref(reply);
-    /* NLM (not served), MOUNT v1, NFS v2, NFS procedure 22. */
+    /* A program not served, MOUNT v1, NFS v2, NFS procedure 22. */
     const struct {
         uint32_t prog, vers, proc, want;
     } calls[] = {
-        {100021, 4, 0, NR_PROG_UNAVAIL},          {NR_MOUNT_PROGRAM, 1, 0, NR_PROG_MISMATCH},
+        {100099, 4, 0, NR_PROG_UNAVAIL},          {NR_MOUNT_PROGRAM, 1, 0, NR_PROG_MISMATCH},
         {NR_NFS_PROGRAM, 2, 1, NR_PROG_MISMATCH}, {NR_NFS_PROGRAM, 3, 22, NR_PROC_UNAVAIL},
         {NR_NFS_PROGRAM, 3, 1, NR_GARBAGE_ARGS}, /* GETATTR without a handle */
     };

@@ -4,7 +4,8 @@
  * NULL, GETPORT, DUMP; rpcbind v3/v4 NULL, GETADDR, DUMP) when no rpcbind
  * runs, registration with rpcbind when one does, libnfs mounting and
  * copying data with no port given through either, and a clean
- * PROG_UNAVAIL for NLM.
+ * NLM (versions 1, 3, 4) and NSM announced on the NFS port, and a clean
+ * PROG_UNAVAIL for NLM when [nlm] enable is false.
  *
  * Port 111 is fixed, so the program runs in private network and mount
  * namespaces it creates at start (unshare(2)): its own loopback, its own
@@ -37,6 +38,7 @@
 #define PMAP_PORT 111
 #define PMAP_PROG 100000
 #define NLM_PROG  100021
+#define NSM_PROG  100024
 #define RECV_MS   30000
 #define SKIP_CODE 77
 
@@ -264,10 +266,17 @@ static void test_getport(void)
         g_assert_cmpuint(getport(tcp, NR_MOUNT_PROGRAM, 3, 6), ==, port);
         g_assert_cmpuint(getport(tcp, NR_MOUNT_PROGRAM, 3, 17), ==, port);
         g_assert_cmpuint(getport(tcp, PMAP_PROG, 2, 6), ==, PMAP_PORT);
+        /* The lock manager and the status monitor, on the NFS port. */
+        for (uint32_t v = 1; v <= 4; v++) {
+            g_assert_cmpuint(getport(tcp, NLM_PROG, v, 6), ==, v == 2 ? 0 : port);
+            g_assert_cmpuint(getport(tcp, NLM_PROG, v, 17), ==, v == 2 ? 0 : port);
+        }
+        g_assert_cmpuint(getport(tcp, NSM_PROG, 1, 6), ==, port);
+        g_assert_cmpuint(getport(tcp, NSM_PROG, 1, 17), ==, port);
         /* Versions and programs we do not serve. */
         g_assert_cmpuint(getport(tcp, NR_NFS_PROGRAM, 4, 6), ==, 0);
         g_assert_cmpuint(getport(tcp, NR_MOUNT_PROGRAM, 1, 17), ==, 0);
-        g_assert_cmpuint(getport(tcp, NLM_PROG, 4, 6), ==, 0);
+        g_assert_cmpuint(getport(tcp, 100099, 1, 6), ==, 0);
     }
 }
 
@@ -293,7 +302,10 @@ static void test_getaddr(void)
             g_assert_cmpstr(got, ==, "");
             g_free(got);
             got = getaddr(tcp, v, 3, NLM_PROG, 4, "tcp");
-            g_assert_cmpstr(got, ==, "");
+            g_assert_cmpstr(got, ==, want);
+            g_free(got);
+            got = getaddr(tcp, v, 3, NSM_PROG, 1, "udp");
+            g_assert_cmpstr(got, ==, want);
             g_free(got);
         }
         /* v3 GETADDR takes any version (the client learns the versions from
@@ -340,7 +352,7 @@ static void test_dump_and_refusals(void)
     /* SET from a stranger: false, and nothing changes. */
     g_byte_array_set_size(rec, 0);
     nr_xdr_call(rec, next_xid(), PMAP_PROG, 2, 1, NULL);
-    nr_xdr_u32(rec, NLM_PROG);
+    nr_xdr_u32(rec, 100099);
     nr_xdr_u32(rec, 4);
     nr_xdr_u32(rec, 6);
     nr_xdr_u32(rec, 4045);
@@ -348,7 +360,7 @@ static void test_dump_and_refusals(void)
     g_assert_cmpuint(rep.accept_stat, ==, NR_SUCCESS);
     g_assert_cmpuint(nr_get_u32(reply, rep.body), ==, 0);
     g_byte_array_unref(reply);
-    g_assert_cmpuint(getport(true, NLM_PROG, 4, 6), ==, 0);
+    g_assert_cmpuint(getport(true, 100099, 4, 6), ==, 0);
 
     /* Version 5: PROG_MISMATCH 2..4; procedure 99: PROC_UNAVAIL; a
      * truncated GETPORT: GARBAGE_ARGS; another program: PROG_UNAVAIL. */
@@ -380,37 +392,66 @@ static void test_dump_and_refusals(void)
     g_assert_cmpuint(getport(false, NR_NFS_PROGRAM, 3, 6), ==, tl_server_port(server));
 }
 
-/* NLM (lock manager, program 100021) is not served: a clean PROG_UNAVAIL
- * on the NFS port, over TCP and UDP, for every version a client tries. */
-static void test_nlm_prog_unavail(void)
+/* One NULL call of (prog, vers) to port over TCP or UDP; the accept_stat
+ * (and *low, *high of a PROG_MISMATCH). */
+static uint32_t null_call(unsigned port, bool tcp, uint32_t prog, uint32_t vers, uint32_t *low,
+                          uint32_t *high)
 {
-    unsigned port = tl_server_port(server);
+    GByteArray *rec = g_byte_array_new(), *reply;
+    nr_reply rep;
+    int fd = tcp ? nr_raw_connect(port) : nr_udp_connect(port);
+    nr_cred root = {0};
 
-    for (uint32_t vers = 1; vers <= 4; vers++) {
-        for (int tcp = 0; tcp < 2; tcp++) {
-            GByteArray *rec = g_byte_array_new(), *reply;
-            nr_reply rep;
-            int fd = tcp ? nr_raw_connect(port) : nr_udp_connect(port);
-            nr_cred root = {0};
-
-            g_assert_cmpint(fd, >=, 0);
-            nr_xdr_call(rec, next_xid(), NLM_PROG, vers, vers == 4 ? 1 : 0, &root);
-            if (tcp) {
-                g_assert_cmpint(nr_raw_send(fd, rec->data, rec->len), ==, 0);
-                reply = nr_raw_recv(fd, RECV_MS);
-            } else {
-                g_assert_cmpint(nr_udp_send(fd, rec->data, rec->len), ==, 0);
-                reply = nr_udp_recv(fd, RECV_MS);
-            }
-            g_assert_nonnull(reply);
-            g_assert_true(nr_reply_parse(reply, &rep));
-            g_assert_cmpuint(rep.reply_stat, ==, NR_MSG_ACCEPTED);
-            g_assert_cmpuint(rep.accept_stat, ==, NR_PROG_UNAVAIL);
-            g_byte_array_unref(reply);
-            g_byte_array_unref(rec);
-            close(fd);
-        }
+    g_assert_cmpint(fd, >=, 0);
+    nr_xdr_call(rec, next_xid(), prog, vers, 0, &root);
+    if (tcp) {
+        g_assert_cmpint(nr_raw_send(fd, rec->data, rec->len), ==, 0);
+        reply = nr_raw_recv(fd, RECV_MS);
+    } else {
+        g_assert_cmpint(nr_udp_send(fd, rec->data, rec->len), ==, 0);
+        reply = nr_udp_recv(fd, RECV_MS);
     }
+    g_assert_nonnull(reply);
+    g_assert_true(nr_reply_parse(reply, &rep));
+    g_assert_cmpuint(rep.reply_stat, ==, NR_MSG_ACCEPTED);
+    *low = rep.low;
+    *high = rep.high;
+    g_byte_array_unref(reply);
+    g_byte_array_unref(rec);
+    close(fd);
+    return rep.accept_stat;
+}
+
+/* NLM (program 100021, versions 1, 3 and 4) and NSM (100024) answer on the
+ * NFS port, over TCP and UDP; version 2 (which Linux's lockd does not
+ * speak either) is PROG_MISMATCH 1..4. With [nlm] enable = false both are
+ * a clean PROG_UNAVAIL. */
+static void test_nlm_served(void)
+{
+    const char *const off[] = {"server.portmap=off", "nlm.enable=false", NULL};
+    unsigned port = tl_server_port(server);
+    uint32_t low, high;
+    tl_server *plain;
+
+    for (int tcp = 0; tcp < 2; tcp++) {
+        for (uint32_t vers = 1; vers <= 4; vers++) {
+            g_assert_cmpuint(null_call(port, tcp, NLM_PROG, vers, &low, &high), ==,
+                             vers == 2 ? NR_PROG_MISMATCH : NR_SUCCESS);
+            if (vers == 2) {
+                g_assert_cmpuint(low, ==, 1);
+                g_assert_cmpuint(high, ==, 4);
+            }
+        }
+        g_assert_cmpuint(null_call(port, tcp, NSM_PROG, 1, &low, &high), ==, NR_SUCCESS);
+    }
+    plain = tl_server_start(off);
+    for (int tcp = 0; tcp < 2; tcp++) {
+        g_assert_cmpuint(null_call(tl_server_port(plain), tcp, NLM_PROG, 4, &low, &high), ==,
+                         NR_PROG_UNAVAIL);
+        g_assert_cmpuint(null_call(tl_server_port(plain), tcp, NSM_PROG, 1, &low, &high), ==,
+                         NR_PROG_UNAVAIL);
+    }
+    tl_server_stop(plain);
 }
 
 /* With a system rpcbind running, pgnfsd registers there instead of
@@ -445,6 +486,9 @@ static void test_with_rpcbind(void)
     unsigned port = tl_server_port(server);
     g_assert_cmpuint(getport(true, NR_NFS_PROGRAM, 3, 6), ==, port);
     g_assert_cmpuint(getport(false, NR_MOUNT_PROGRAM, 3, 17), ==, port);
+    g_assert_cmpuint(getport(true, NLM_PROG, 4, 6), ==, port);
+    g_assert_cmpuint(getport(false, NLM_PROG, 4, 17), ==, port);
+    g_assert_cmpuint(getport(false, NSM_PROG, 1, 17), ==, port);
     /* It is the real rpcbind answering: it lists its local transports. */
     dump = dump34();
     g_assert_nonnull(strstr(dump, "100000:local "));
@@ -466,6 +510,7 @@ static void test_with_rpcbind(void)
     tl_server_stop(server);
     server = NULL;
     g_assert_cmpuint(getport(true, NR_NFS_PROGRAM, 3, 6), ==, 0);
+    g_assert_cmpuint(getport(true, NLM_PROG, 4, 6), ==, 0);
     kill(pid, SIGTERM);
     int status;
     waitpid(pid, &status, 0);
@@ -487,7 +532,7 @@ int main(int argc, char **argv)
     g_test_add_func("/portmap/getport", test_getport);
     g_test_add_func("/portmap/getaddr", test_getaddr);
     g_test_add_func("/portmap/dump_and_refusals", test_dump_and_refusals);
-    g_test_add_func("/portmap/nlm_prog_unavail", test_nlm_prog_unavail);
+    g_test_add_func("/portmap/nlm_served", test_nlm_served);
     g_test_add_func("/portmap/with_rpcbind", test_with_rpcbind);
     rc = g_test_run();
     if (server)
