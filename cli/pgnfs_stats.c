@@ -15,6 +15,8 @@
  * hit rate and fill, and the write-back buffer (backlog held now: bytes,
  * files, oldest; writes buffered, flushes and bytes stored per second).
  * Caches and write-back say "not reported" for a server without them.
+ * Locks: held and waiting (every server of the file system), this
+ * server's NSM state and grace period, grants and calls to clients.
  * --once prints one sample's totals since the server started. --watch
  * repeats until interrupted, clearing the terminal between screens when
  * stdout is one (bench/results/stats-sample.txt shows the screens).
@@ -511,6 +513,36 @@ static void pgnfs_stats_writeback(const pgnfs_sample *cur, const pgnfs_sample *p
            pgnfs_delta(cur, prev, "pgnfs_writeback_errors_total"));
 }
 
+/* File locking: locks held and waiting (every server of the file system),
+ * this server's grace period, and its calls to clients in the period. */
+static void pgnfs_stats_locks(const pgnfs_sample *cur, const pgnfs_sample *prev, double dt)
+{
+    bool found;
+    double held = pgnfs_get(cur, "pgnfs_nlm_locks{state=\"held\"}", &found);
+    double grace = pgnfs_get(cur, "pgnfs_nlm_grace_seconds", NULL);
+    char g[64];
+
+    if (!found) {
+        printf("locks        not served by this server ([nlm] enable = false)\n");
+        return;
+    }
+    if (pgnfs_get(cur, "pgnfs_nlm_grace_active", NULL) > 0)
+        snprintf(g, sizeof g, "grace period, %.0f s left at most", grace);
+    else
+        snprintf(g, sizeof g, "no grace period");
+    printf("locks        %.0f held, %.0f waiting; NSM state %.0f, %s\n", held,
+           pgnfs_get(cur, "pgnfs_nlm_locks{state=\"waiting\"}", NULL),
+           pgnfs_get(cur, "pgnfs_nlm_nsm_state", NULL), g);
+    printf("             %.1f grants/s, callbacks %.1f/s sent, %.0f failed, %.0f retried, "
+           "%.0f not made (to ourselves), %.0f refused\n",
+           pgnfs_delta(cur, prev, "pgnfs_nlm_grants_total") / dt,
+           pgnfs_delta(cur, prev, "pgnfs_nlm_callbacks_total{result=\"sent\"}") / dt,
+           pgnfs_delta(cur, prev, "pgnfs_nlm_callbacks_total{result=\"failed\"}"),
+           pgnfs_delta(cur, prev, "pgnfs_nlm_callbacks_total{result=\"retried\"}"),
+           pgnfs_delta(cur, prev, "pgnfs_nlm_callbacks_total{result=\"self\"}"),
+           pgnfs_delta(cur, prev, "pgnfs_nlm_callbacks_total{result=\"refused\"}"));
+}
+
 /* Print one screen: cur against prev (NULL: totals since the server started). */
 static void pgnfs_stats_print(const char *url, const pgnfs_sample *cur, const pgnfs_sample *prev)
 {
@@ -551,6 +583,7 @@ static void pgnfs_stats_print(const char *url, const pgnfs_sample *cur, const pg
     pgnfs_stats_caches(cur, prev, line);
     printf("caches       %s\n", line->len ? line->str : "not reported by this server");
     pgnfs_stats_writeback(cur, prev, dt);
+    pgnfs_stats_locks(cur, prev, dt);
     g_string_free(line, TRUE);
 }
 

@@ -136,6 +136,10 @@ static void test_granted(void)
     /* b holds it; its poll says so. */
     g_assert_cmpint(nl_test(c, &f, &own_a, 5, 1, false, NULL), ==, NLM4_DENIED);
     g_assert_cmpint(nl_lock(c, &f, &own_b, 0, 10, true, true, false, 1), ==, NLM4_GRANTED);
+    /* The metrics page counts it (the figures are sampled every 5 s). */
+    metric_wait("pgnfs_nlm_locks{state=\"held\"}", 1);
+    metric_wait("pgnfs_nlm_grants_total", 1);
+    metric_wait("pgnfs_nlm_callbacks_total{result=\"sent\"}", 1);
     nr_close(c);
 }
 
@@ -323,6 +327,9 @@ static void test_notify_after_restart(void)
     g_assert_cmpstr(cb.caller, ==, "127.0.0.1"); /* as the host reached us */
     g_assert_cmpuint(cb.stat % 2, ==, 1);
     g_assert_cmpuint(cb.stat, >, 1);
+    g_assert_cmpuint(metric_wait("pgnfs_nlm_nsm_state", cb.stat), ==, cb.stat);
+    g_assert_cmpfloat(metric_wait("pgnfs_nlm_grace_active", 1), ==, 1);
+    g_assert_cmpfloat(metric_wait("pgnfs_nlm_grace_seconds", 1), <=, 45);
     /* The client reclaims in the grace period (the other cases' locks keep
      * it going: test_nlm.c checks its end). */
     c = pt_open(NULL);
