@@ -185,12 +185,21 @@ static void pgnfs_print_mount_hint(const cfg *c)
     const char *host =
         strcmp(c->listen, "0.0.0.0") == 0 || strcmp(c->listen, "::") == 0 ? "localhost" : c->listen;
 
-    g_print("pgnfs: serving. Mount it with\n"
-            "  mount -t nfs -o vers=3,proto=tcp,port=%u,mountport=%u,nolock %s:/ /mnt\n"
-            "or reach it without a mount:\n"
+    /* Locks reach the server's lock manager through its portmapper: without
+     * one, or without locking, the client must keep them local (nolock). */
+    bool pmap = strcmp(c->portmap, "off") != 0;
+    bool locks = c->nlm_enable && pmap;
+
+    g_print("pgnfs: serving. Mount it with\n");
+    if (c->port == 2049 && pmap && locks)
+        g_print("  mount -t nfs %s:/ /mnt\n", host);
+    else
+        g_print("  mount -t nfs -o vers=3,proto=tcp,port=%u,mountport=%u%s %s:/ /mnt\n", c->port,
+                c->port, locks ? "" : ",nolock", host);
+    g_print("or reach it without a mount:\n"
             "  nfs-ls 'nfs://%s/?nfsport=%u&mountport=%u&version=3'\n"
             "  nfs-cp FILE 'nfs://%s//FILE?nfsport=%u&mountport=%u&version=3'\n",
-            c->port, c->port, host, host, c->port, c->port, host, c->port, c->port);
+            host, c->port, c->port, host, c->port, c->port);
 }
 
 /* pgnfs serve: run the server in the foreground until SIGINT/SIGTERM. */

@@ -1,18 +1,21 @@
 /*
  * srv_run.c -- srv_run() (srv_run.h): the daemon put together. It builds
  * the programs' shared context, makes the RPC runtime, registers NFS v3
- * and MOUNT v3 with it, opens the main listener, makes the programs
+ * and MOUNT v3 with it (and, with [nlm] enable, the lock service's NLM v1,
+ * v3, v4 and NSM v1: nlm4_svc.h), opens the main listener, makes the programs
  * findable through port 111 (srv_portmap.h), starts the write-back
  * flusher and the metrics endpoint, runs the runtime until SIGINT or
  * SIGTERM, and takes it all down again.
  *
  *   srv_run:  setup ctx (fresh write verifier) --> runtime, programs
- *             --> main listener (fail: -1) --> rpcbind registration or
+ *             --> main listener (fail: -1) --> the lock service starts
+ *             (NSM state, grace period, SM_NOTIFY) --> rpcbind registration or
  *             the built-in portmapper --> flusher, metrics endpoint
  *             --> "serving" line --> srv_rt_run (workers, event loop)
  *             --signal--> workers finish their calls, statistics
  *             --> the write-back flusher stores what is buffered
- *             --> metrics stop --> runtime freed --> rpcbind unregister
+ *             --> metrics stop --> runtime freed --> lock service stopped
+ *             --> rpcbind unregister
  *
  * NOTES
  *   Signals: SIGINT, SIGTERM and SIGUSR1 are blocked in the calling thread
@@ -99,9 +102,9 @@ static void srv_log_start(const cfg *c, const srv_ctx *ctx, unsigned port)
         }
     }
     g_message("serving fsid %016" G_GINT64_MODIFIER "x on %s port %u (%s), %u worker threads, "
-              "exports: %s",
+              "file locking %s, exports: %s",
               (guint64)ctx->info->fsid, c->listen, port, c->udp ? "tcp and udp" : "tcp", c->threads,
-              ex->str);
+              c->nlm_enable ? "on (NLM, NSM)" : "off ([nlm] enable = false)", ex->str);
     g_string_free(ex, TRUE);
 }
 

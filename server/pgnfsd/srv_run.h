@@ -10,8 +10,9 @@
 #include "dbfs.h"
 
 /*
- * srv_run -- serve NFS and MOUNT for file system fs with configuration c
- * until SIGINT or SIGTERM: listeners, workers (one dbfs_conn each),
+ * srv_run -- serve NFS and MOUNT (and NLM and NSM, [nlm] enable) for file
+ * system fs with configuration c until SIGINT or SIGTERM: listeners,
+ * workers (one dbfs_conn each), the lock service,
  * rpcbind registration or the built-in portmapper, the metrics endpoint.
  * Returns 0 after a clean shutdown, or -1 after logging why the server
  * could not start (port in use, ...).
