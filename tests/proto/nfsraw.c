@@ -139,6 +139,11 @@ static int nr_finish(nr_ctx *c, nr_call *call, int rc, const char *what);
 
 nr_ctx *nr_open(unsigned port, const nr_cred *cred)
 {
+    return nr_open_host("127.0.0.1", port, cred);
+}
+
+nr_ctx *nr_open_host(const char *host, unsigned port, const nr_cred *cred)
+{
     nr_ctx *c = g_new0(nr_ctx, 1);
 
     c->rpc = rpc_init_context();
@@ -153,9 +158,9 @@ nr_ctx *nr_open(unsigned port, const nr_cred *cred)
     }
     nr_set_cred(c, cred);
     nr_call *call = nr_call_new(c, NULL, 0, NULL);
-    int rc = rpc_connect_async(c->rpc, "127.0.0.1", (int)port, nr_cb, call);
+    int rc = rpc_connect_async(c->rpc, host, (int)port, nr_cb, call);
     if (nr_finish(c, call, rc, "connect") != 0) {
-        g_printerr("nr_open: 127.0.0.1:%u: %s\n", port, c->error);
+        g_printerr("nr_open: %s:%u: %s\n", host, port, c->error);
         nr_close(c);
         return NULL;
     }

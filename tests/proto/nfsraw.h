@@ -90,6 +90,8 @@ typedef struct nr_ctx nr_ctx;
  * after printing why the connection failed.
  */
 nr_ctx *nr_open(unsigned port, const nr_cred *cred);
+/* The same to host (numeric address) instead of 127.0.0.1. */
+nr_ctx *nr_open_host(const char *host, unsigned port, const nr_cred *cred);
 void nr_close(nr_ctx *c);
 /* Use `cred` (NULL = root) for the calls made from now on. */
 void nr_set_cred(nr_ctx *c, const nr_cred *cred);

@@ -299,6 +299,11 @@ static GByteArray *nl_reply_head(uint32_t xid)
 struct nl_cbsrv {
     int tcp, udp;
     unsigned port;
+    atomic_uint count;
+    _Atomic int64_t last_us;
+    atomic_bool stop;
+    pthread_t thread;
+    bool threaded;
     int conns[NL_CB_CONNS];
     GByteArray *bufs[NL_CB_CONNS];
     uint32_t answer;
@@ -307,11 +312,17 @@ struct nl_cbsrv {
 
 nl_cbsrv *nl_cbsrv_new(void)
 {
+    return nl_cbsrv_new_on("127.0.0.1");
+}
+
+nl_cbsrv *nl_cbsrv_new_on(const char *addr)
+{
     nl_cbsrv *s = g_new0(nl_cbsrv, 1);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in a = {.sin_family = AF_INET};
     socklen_t len = sizeof a;
     int one = 1;
 
+    g_assert_cmpint(inet_pton(AF_INET, addr, &a.sin_addr), ==, 1);
     s->answer = NLM4_GRANTED;
     s->got = g_array_new(FALSE, TRUE, sizeof(nl_callback));
     for (int i = 0; i < NL_CB_CONNS; i++)
@@ -356,6 +367,7 @@ static GByteArray *nl_cbsrv_call(nl_cbsrv *s, const uint8_t *p, size_t len, bool
         nl_opaque(&r, cb.caller, sizeof cb.caller);
         cb.stat = nl_u32(&r);
         g_array_append_val(s->got, cb);
+        atomic_fetch_add(&s->count, 1);
         return out;
     }
     nl_opaque(&r, cb.cookie, sizeof cb.cookie);
@@ -375,6 +387,8 @@ static GByteArray *nl_cbsrv_call(nl_cbsrv *s, const uint8_t *p, size_t len, bool
         cb.stat = nl_u32(&r); /* *_RES: cookie, then the status */
     }
     g_array_append_val(s->got, cb);
+    atomic_store(&s->last_us, cb.at_us);
+    atomic_fetch_add(&s->count, 1);
     return out;
 }
 
@@ -461,10 +475,38 @@ unsigned nl_cbsrv_wait(nl_cbsrv *s, unsigned count, int timeout_ms, nl_callback 
     return s->got->len;
 }
 
+static void *nl_cbsrv_main(void *arg)
+{
+    nl_cbsrv *s = arg;
+
+    while (!atomic_load(&s->stop))
+        nl_cbsrv_turn(s, 50);
+    return NULL;
+}
+
+void nl_cbsrv_start(nl_cbsrv *s)
+{
+    s->threaded = pthread_create(&s->thread, NULL, nl_cbsrv_main, s) == 0;
+}
+
+unsigned nl_cbsrv_count(nl_cbsrv *s)
+{
+    return atomic_load(&s->count);
+}
+
+int64_t nl_cbsrv_last_us(nl_cbsrv *s)
+{
+    return atomic_load(&s->last_us);
+}
+
 void nl_cbsrv_free(nl_cbsrv *s)
 {
     if (!s)
         return;
+    if (s->threaded) {
+        atomic_store(&s->stop, true);
+        pthread_join(s->thread, NULL);
+    }
     for (int i = 0; i < NL_CB_CONNS; i++) {
         if (s->conns[i] >= 0)
             close(s->conns[i]);

@@ -124,6 +124,17 @@ typedef struct {
 
 /* A receiver on 127.0.0.1 (any free port), TCP and UDP. */
 nl_cbsrv *nl_cbsrv_new(void);
+/* The same on address addr ("0.0.0.0": every address). */
+nl_cbsrv *nl_cbsrv_new_on(const char *addr);
+/*
+ * nl_cbsrv_start -- serve in a thread of its own from now on (until
+ * nl_cbsrv_free); then only nl_cbsrv_count and nl_cbsrv_last_us may be
+ * used: how many callbacks arrived, and when the last one did
+ * (g_get_monotonic_time()).
+ */
+void nl_cbsrv_start(nl_cbsrv *s);
+unsigned nl_cbsrv_count(nl_cbsrv *s);
+int64_t nl_cbsrv_last_us(nl_cbsrv *s);
 unsigned nl_cbsrv_port(const nl_cbsrv *s);
 /* The status GRANTED calls get from now on (default NLM4_GRANTED). */
 void nl_cbsrv_answer(nl_cbsrv *s, uint32_t stat);
