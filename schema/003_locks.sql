@@ -117,6 +117,19 @@ CREATE TABLE pgnfs_nlm_share (
 );
 CREATE INDEX pgnfs_nlm_share_owner ON pgnfs_nlm_share (owner);
 
+-- Every LOCK inserts a row and every UNLOCK deletes one (a few thousand a
+-- second under a busy client): vacuum these tables after a fixed number
+-- of dead rows rather than a fraction of a table that is mostly empty,
+-- and without cost-based sleeping, so that they and their indexes stay
+-- small.
+ALTER TABLE pgnfs_nlm_lock SET (autovacuum_vacuum_scale_factor = 0,
+    autovacuum_vacuum_threshold = 5000, autovacuum_vacuum_insert_scale_factor = 0,
+    autovacuum_vacuum_insert_threshold = 20000, autovacuum_vacuum_cost_delay = 0);
+ALTER TABLE pgnfs_nlm_wait SET (autovacuum_vacuum_scale_factor = 0,
+    autovacuum_vacuum_threshold = 2000, autovacuum_vacuum_cost_delay = 0);
+ALTER TABLE pgnfs_nlm_owner SET (autovacuum_vacuum_scale_factor = 0,
+    autovacuum_vacuum_threshold = 2000, autovacuum_vacuum_cost_delay = 0);
+
 -- What the lock functions return, one row each:
 --   kind 0  the outcome: status (0 or a Linux errno), outcome (granted,
 --           denied, blocked, grace, nolocks, deadlock: 05_const.sql of

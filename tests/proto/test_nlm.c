@@ -825,6 +825,7 @@ int main(int argc, char **argv)
     /* As pt_init(), with this program's settings (only for its own server:
      * the cases that start more give theirs). */
     char **args = g_new0(char *, (size_t)argc + 2);
+    int rc;
     bool listing = false;
 
     for (int i = 0; i < argc; i++) {
@@ -864,5 +865,7 @@ int main(int argc, char **argv)
     pt_add("/nlm/locks_cmd", test_locks_cmd);
     pt_add("/nlm/grace", test_grace);
     pt_add("/nlm/two_servers", test_two_servers);
-    return pt_run();
+    rc = pt_run();
+    g_free(args); /* g_test_init's, until g_test_run is over */
+    return rc;
 }

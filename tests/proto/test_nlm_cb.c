@@ -372,5 +372,6 @@ int main(int argc, char **argv)
     pt_add_inproc("/nlm_cb/unreachable", test_unreachable);
     pt_add_inproc("/nlm_cb/second_server", test_second_server);
     pt_add_inproc("/nlm_cb/notify_after_restart", test_notify_after_restart);
+    g_free(mport);
     return pt_run();
 }
