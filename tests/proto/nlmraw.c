@@ -144,6 +144,104 @@ int nl_unlock(nr_ctx *c, const nr_fh *fh, const nl_owner *o, uint64_t off, uint6
     return nl_finish(c, &w, rpc_nlm4_unlock_async(nr_rpc(c), nl_res_cb, &a, &w));
 }
 
+/* --- libnfs NSM version 1 ------------------------------------------------------------ */
+
+typedef struct {
+    int pending;
+    int status, state;
+    int kind; /* 0 no result, 1 STAT/MON (res, state), 2 UNMON/UNMON_ALL (state) */
+} nl_smwait;
+
+static void nl_sm_cb(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+    nl_smwait *w = priv;
+
+    (void)rpc;
+    w->pending--;
+    if (status != RPC_STATUS_SUCCESS) {
+        w->status = NR_RPC_FAILED;
+        return;
+    }
+    w->status = 0;
+    if (w->kind == 1 && data) {
+        w->status = (int)((struct NSM1_STATres *)data)->res;
+        w->state = ((struct NSM1_STATres *)data)->state;
+    } else if (w->kind == 2 && data) {
+        w->state = ((struct NSM1_UNMONres *)data)->state;
+    }
+}
+
+static int nl_sm_finish(nr_ctx *c, nl_smwait *w, int rc, int *state)
+{
+    if (rc != 0 || nr_service(c, &w->pending, 0, NL_CALL_MS) != 0)
+        return NR_RPC_FAILED;
+    if (state)
+        *state = w->state;
+    return w->status;
+}
+
+int nl_sm_null(nr_ctx *c)
+{
+    nl_smwait w = {.pending = 1};
+
+    return nl_sm_finish(c, &w, rpc_nsm1_null_async(nr_rpc(c), nl_sm_cb, &w), NULL);
+}
+
+int nl_sm_stat(nr_ctx *c, const char *name, int *state)
+{
+    nl_smwait w = {.pending = 1, .kind = 1};
+    struct NSM1_STATargs a = {.mon_name = (char *)name};
+
+    return nl_sm_finish(c, &w, rpc_nsm1_stat_async(nr_rpc(c), nl_sm_cb, &a, &w), state);
+}
+
+static struct nsm_mon_id nl_mon_id(const char *name, const char *me)
+{
+    return (struct nsm_mon_id){
+        .mon_name = (char *)name,
+        .my_id = {.my_name = (char *)me, .my_prog = 100099, .my_vers = 1, .my_proc = 1}};
+}
+
+int nl_sm_mon(nr_ctx *c, const char *name, const char *me, int *state)
+{
+    nl_smwait w = {.pending = 1, .kind = 1};
+    struct NSM1_MONargs a = {.mon_id = nl_mon_id(name, me)};
+
+    memcpy(a.priv, "0123456789abcdef", sizeof a.priv);
+    return nl_sm_finish(c, &w, rpc_nsm1_mon_async(nr_rpc(c), nl_sm_cb, &a, &w), state);
+}
+
+int nl_sm_unmon(nr_ctx *c, const char *name, const char *me, int *state)
+{
+    nl_smwait w = {.pending = 1, .kind = 2};
+    struct NSM1_UNMONargs a = {.mon_id = nl_mon_id(name, me)};
+
+    return nl_sm_finish(c, &w, rpc_nsm1_unmon_async(nr_rpc(c), nl_sm_cb, &a, &w), state);
+}
+
+int nl_sm_unmon_all(nr_ctx *c, const char *me, int *state)
+{
+    nl_smwait w = {.pending = 1, .kind = 2};
+    struct NSM1_UNMONALLargs a = {.my_id = nl_mon_id("", me).my_id};
+
+    return nl_sm_finish(c, &w, rpc_nsm1_unmonall_async(nr_rpc(c), nl_sm_cb, &a, &w), state);
+}
+
+int nl_sm_simu_crash(nr_ctx *c)
+{
+    nl_smwait w = {.pending = 1};
+
+    return nl_sm_finish(c, &w, rpc_nsm1_simucrash_async(nr_rpc(c), nl_sm_cb, &w), NULL);
+}
+
+int nl_sm_notify(nr_ctx *c, const char *name, int state)
+{
+    nl_smwait w = {.pending = 1};
+    struct NSM1_NOTIFYargs a = {.mon_name = (char *)name, .state = state};
+
+    return nl_sm_finish(c, &w, rpc_nsm1_notify_async(nr_rpc(c), nl_sm_cb, &a, &w), NULL);
+}
+
 /* --- records ------------------------------------------------------------------------ */
 
 static void nl_xdr_owner_fh(GByteArray *b, const nr_fh *fh, const nl_owner *o)

@@ -1,10 +1,10 @@
 /*
  * nlmraw.h -- what the lock tests share: synchronous NLM version 4 calls
  * through libnfs's NLM client (rpc_nlm4_*_async: NULL, TEST, LOCK, CANCEL,
- * UNLOCK), hand-built records for what libnfs lacks (SHARE, UNSHARE,
- * NM_LOCK, FREE_ALL, the *_MSG forms, versions 1 and 3, NSM), and a
- * receiver for the server's callbacks (GRANTED, GRANTED_MSG, *_RES) made
- * with libnfs's server contexts (rpc_register_service).
+ * UNLOCK) and its NSM client (rpc_nsm1_*_async), hand-built records for what libnfs lacks (SHARE,
+ * UNSHARE, NM_LOCK, FREE_ALL, the *_MSG forms, versions 1 and 3, NSM), and a receiver for the
+ * server's callbacks (GRANTED, GRANTED_MSG, *_RES) made with libnfs's server contexts
+ * (rpc_register_service).
  *
  * NOTES
  *   Return values: a call returns the NLM status it got (>= 0), or
@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include <nfsc/libnfs-raw-nlm.h>
+#include <nfsc/libnfs-raw-nsm.h>
 
 #include "nfsraw.h"
 
@@ -83,6 +84,18 @@ int nl_lock(nr_ctx *c, const nr_fh *fh, const nl_owner *o, uint64_t off, uint64_
             bool block, bool reclaim, int state);
 int nl_cancel(nr_ctx *c, const nr_fh *fh, const nl_owner *o, uint64_t off, uint64_t len, bool excl);
 int nl_unlock(nr_ctx *c, const nr_fh *fh, const nl_owner *o, uint64_t off, uint64_t len);
+
+/* --- NSM version 1 through libnfs (rpc_nsm1_*_async) --------------------------- */
+
+/* Each returns the call's status (STAT, MON: res_stat), 0 for the calls
+ * without one, or NR_RPC_FAILED; *state (may be NULL) the state answered. */
+int nl_sm_null(nr_ctx *c);
+int nl_sm_stat(nr_ctx *c, const char *name, int *state);
+int nl_sm_mon(nr_ctx *c, const char *name, const char *me, int *state);
+int nl_sm_unmon(nr_ctx *c, const char *name, const char *me, int *state);
+int nl_sm_unmon_all(nr_ctx *c, const char *me, int *state);
+int nl_sm_simu_crash(nr_ctx *c);
+int nl_sm_notify(nr_ctx *c, const char *name, int state);
 
 /* --- hand-built records ------------------------------------------------------ */
 

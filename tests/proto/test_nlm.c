@@ -447,71 +447,35 @@ static void test_nm_lock_free_all(void)
 
 /* ---- the status monitor ------------------------------------------------------------- */
 
-static int sm_call(uint32_t proc, const GByteArray *args, uint32_t *state)
-{
-    nr_reply rep;
-    GByteArray *r = nl_raw(pt.port, false, NL_NSM_PROG, 1, proc, args, &rep, WAIT_MS);
-    int st;
-
-    g_assert_nonnull(r);
-    g_assert_cmpuint(rep.accept_stat, ==, NR_SUCCESS);
-    st = (int)nr_get_u32(r, rep.body);
-    if (state)
-        *state = nr_get_u32(r, rep.body + (proc == NL_SM_STAT || proc == NL_SM_MON ? 4 : 0));
-    g_byte_array_unref(r);
-    return st;
-}
-
+/* Through libnfs's NSM client (rpc_nsm1_*_async). */
 static void test_nsm(void)
 {
     nr_ctx *c;
     nr_fh f = fresh_file(&c, "f");
-    GByteArray *a = g_byte_array_new();
-    uint32_t state, s2;
+    int state, s2;
     nl_owner x1 = {"rebooter", 1, "1@rebooter"}, x2 = {"rebooter", 2, "2@rebooter"};
 
-    nr_xdr_string(a, "anyhost");
-    g_assert_cmpint(sm_call(NL_SM_STAT, a, &state), ==, 0);
-    g_assert_cmpuint(state % 2, ==, 1);
+    g_assert_cmpint(nl_sm_null(c), ==, 0);
+    g_assert_cmpint(nl_sm_stat(c, "anyhost", &state), ==, NSM_STAT_SUCC);
+    g_assert_cmpint(state % 2, ==, 1);
     /* We monitor for our own lock manager only. */
-    g_byte_array_set_size(a, 0);
-    nr_xdr_string(a, "somehost");
-    nr_xdr_string(a, "me");
-    nr_xdr_u32(a, 100099);
-    nr_xdr_u32(a, 1);
-    nr_xdr_u32(a, 1);
-    nr_xdr_fixed(a, "0123456789abcdef", 16);
-    g_assert_cmpint(sm_call(NL_SM_MON, a, &s2), ==, 1);
-    g_assert_cmpuint(s2, ==, state);
-    g_byte_array_set_size(a, 0);
-    nr_xdr_string(a, "somehost");
-    nr_xdr_string(a, "me");
-    nr_xdr_u32(a, 100099);
-    nr_xdr_u32(a, 1);
-    nr_xdr_u32(a, 1);
-    g_assert_cmpuint((uint32_t)sm_call(NL_SM_UNMON, a, NULL), ==, state);
-    g_byte_array_set_size(a, 0);
-    nr_xdr_string(a, "me");
-    nr_xdr_u32(a, 100099);
-    nr_xdr_u32(a, 1);
-    nr_xdr_u32(a, 1);
-    g_assert_cmpuint((uint32_t)sm_call(NL_SM_UNMON_ALL, a, NULL), ==, state);
-    g_byte_array_set_size(a, 0);
-    sm_call(NL_SM_SIMU_CRASH, a, NULL);
+    g_assert_cmpint(nl_sm_mon(c, "somehost", "me", &s2), ==, NSM_STAT_FAIL);
+    g_assert_cmpint(s2, ==, state);
+    g_assert_cmpint(nl_sm_unmon(c, "somehost", "me", &s2), ==, 0);
+    g_assert_cmpint(s2, ==, state);
+    g_assert_cmpint(nl_sm_unmon_all(c, "me", &s2), ==, 0);
+    g_assert_cmpint(s2, ==, state);
+    g_assert_cmpint(nl_sm_simu_crash(c), ==, 0);
 
     /* A client reboot (its statd's SM_NOTIFY, state 3) frees what it held in
      * state 1 and grants who waited; what it took in state 3 stays. */
     g_assert_cmpint(nl_lock(c, &f, &x1, 0, 10, true, false, false, 1), ==, NLM4_GRANTED);
     g_assert_cmpint(nl_lock(c, &f, &x2, 20, 10, true, false, false, 3), ==, NLM4_GRANTED);
     g_assert_cmpint(nl_lock(c, &f, &own_b, 0, 10, true, true, false, 1), ==, NLM4_BLOCKED);
-    g_byte_array_set_size(a, 0);
-    nr_xdr_string(a, "rebooter");
-    nr_xdr_u32(a, 3);
-    sm_call(NL_SM_NOTIFY, a, NULL);
+    g_assert_cmpint(nl_sm_notify(c, "rebooter", 3), ==, 0);
     g_assert_cmpint(nl_test(c, &f, &own_a, 0, 10, false, NULL), ==, NLM4_DENIED); /* b's now */
     g_assert_cmpint(nl_lock(c, &f, &own_b, 0, 10, true, true, false, 1), ==, NLM4_GRANTED);
     g_assert_cmpint(nl_test(c, &f, &own_a, 25, 1, false, NULL), ==, NLM4_DENIED);
-    g_byte_array_unref(a);
     nr_close(c);
 }
 
