@@ -110,8 +110,10 @@ typedef struct {
  * -EHOSTUNREACH (no route, host or network unreachable), -EPROTO (an
  * undecodable reply, an RPC-level error such as PROG_UNAVAIL or
  * AUTH_ERROR, or a peer that broke record marking), -ENOENT (the
- * portmapper knows no such program), -ECANCELED (srv_client_free), or
- * another negative errno a socket could not be made with (-EMFILE).
+ * portmapper knows no such program), -ECONNRESET (the TCP connection was
+ * lost under the call twice: it is resent once on a new connection),
+ * -ECANCELED (srv_client_free), or another negative errno a socket could
+ * not be made with (-EMFILE).
  * done must not block; it may submit further calls.
  */
 typedef void (*srv_client_done)(void *arg, int err, void *res);
