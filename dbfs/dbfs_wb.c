@@ -32,7 +32,7 @@
  * it; any other (-ENOSPC, -EIO) drops it and the file's next COMMIT
  * answers that error, so the client does not take the data as stored.
  * A crash loses what is buffered: the write verifier changes with every
- * server start (server/srv_run.c), so clients send it again.
+ * server start (server/pgnfsd_run.c), so clients send it again.
  *
  * NOTES
  *   Flushes store as root (uid 0), kill_priv off: the writes were checked

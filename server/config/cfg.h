@@ -68,7 +68,7 @@ typedef struct {
     unsigned drc_entries;                 /* duplicate request cache size; default 4096 */
     char *portmap;                        /* built-in portmapper: auto, on, off; default auto */
     unsigned portmap_port;                /* its port, TCP and UDP; default 111 */
-    /* [metrics] (Prometheus text format over HTTP, srv_metrics.c) */
+    /* [metrics] (Prometheus text format over HTTP, met.c) */
     bool metrics_enable;   /* default false */
     char *metrics_listen;  /* address; default "127.0.0.1" */
     unsigned metrics_port; /* default 9466; 0 = a free port (logged) */

@@ -281,7 +281,7 @@ static const cfg_client *nfs3_fh_client(srv_req *req, const fh_decoded *d, const
     }
     *e = &conf->exports[d->export_index];
     *err = -EACCES;
-    c = srv_client_match(*e, (const struct sockaddr *)&req->peer, req->peerlen);
+    c = exp_client_match(*e, (const struct sockaddr *)&req->peer, req->peerlen);
     if (!c) {
         srv_req_complain(req, "not admitted by export %s", (*e)->path);
         return NULL;
@@ -313,7 +313,7 @@ nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out)
         return nfs3_errno_to_stat(err, req->proc);
     req->export = e;
     req->client = c;
-    srv_cred_squash(&req->auth, c, &req->cred);
+    exp_cred_squash(&req->auth, c, &req->cred);
     *out = d.fh;
     return NFS3_OK;
 }

@@ -36,7 +36,7 @@
 #include "dbfs.h"
 #include "fh.h"
 #include "srv.h"
-#include "srv_export.h"
+#include "exp.h"
 
 /*
  * xdr_void as a srv_proc XDR routine; the cast goes through void (*)(void),

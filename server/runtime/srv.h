@@ -60,7 +60,7 @@
 /* Largest RPC record we accept over TCP: the payload plus headers. */
 #define SRV_RECORD_MAX (SRV_IO_MAX + 64u * 1024u)
 
-/* The programs' shared context (server/export/srv_export.h): opaque to
+/* The programs' shared context (server/export/exp.h): opaque to
  * the runtime, which hands it to every handler as req->srv. */
 typedef struct srv_ctx srv_ctx;
 typedef struct srv_program srv_program;

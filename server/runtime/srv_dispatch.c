@@ -317,7 +317,7 @@ static bool srv_decode_args(srv_dispatch *d, void *args)
  * false when the call is dropped; *keep says whether the result may be
  * replayed from the duplicate request cache.
  */
-static bool srv_run_handler(srv_dispatch *d, srv_req *req, void *args, void *res, bool *keep)
+static bool pgnfsd_run_handler(srv_dispatch *d, srv_req *req, void *args, void *res, bool *keep)
 {
     const srv_program *p = d->prog;
     bool needs_db = p->needs_db && d->call.proc != 0;
@@ -384,7 +384,7 @@ static bool srv_reply_to(srv_dispatch *d, srv_req *req, void *args, void *res, b
                          bool *rpc_error)
 {
     *rpc_error = false;
-    if (!srv_run_handler(d, req, args, res, keep))
+    if (!pgnfsd_run_handler(d, req, args, res, keep))
         return false;
     if (srv_reply_success(d->out, d->call.xid, d->proc->res_xdr, res))
         return true;

@@ -1,13 +1,13 @@
 /*
- * srv_rpcbind.c -- registration of the programs the runtime serves (NFS
+ * pmap_rpcbind.c -- registration of the programs the runtime serves (NFS
  * v3 and MOUNT v3) with a system portmapper (rpcbind) on 127.0.0.1:111,
  * so that clients that ask it (mount.nfs without port=/mountport=, libnfs
- * without nfsport=) find our port (srv_pmap.h).
+ * without nfsport=) find our port (pmap_table.h).
  *
  * We speak PORTMAP version 2 (RFC 1833 section 3) over TCP ourselves
  * (calls encoded with libtirpc's xdr_callmsg, replies decoded with
  * xdr_replymsg into our own buffers): every step has a short deadline
- * (SRV_PMAP_TIMEOUT_MS), so a missing or stuck portmapper costs at most a
+ * (PMAP_TIMEOUT_MS), so a missing or stuck portmapper costs at most a
  * second or two at start and exit and never hangs the server (libtirpc's
  * pmap_set waits up to a minute). The calls are SET/UNSET/GETPORT with
  * AUTH_NONE; rpcbind accepts SET and UNSET from the loopback address.
@@ -20,7 +20,7 @@
  *               (PORTMAP UNSET drops every protocol of the version)
  *
  * NOTES
- *   No state besides the srv_rpcbind the caller owns; one short-lived
+ *   No state besides the pmap_rpcbind the caller owns; one short-lived
  *   socket per call.
  */
 #include <arpa/inet.h>
@@ -34,16 +34,16 @@
 
 #include <glib.h>
 
-#include "srv_pmap.h"
+#include "pmap_int.h"
 #include "srv_record.h"
 
-#define SRV_PMAP_TIMEOUT_MS 1000
-#define SRV_US_PER_MS       1000
+#define PMAP_TIMEOUT_MS 1000
+#define SRV_US_PER_MS   1000
 /* Largest reply record taken from a portmapper. */
-#define SRV_PMAP_REPLY_MAX 512
+#define PMAP_REPLY_MAX 512
 
 /* Milliseconds left until deadline (monotonic µs), at least 0. */
-static int srv_pmap_left(int64_t deadline)
+static int pmap_left(int64_t deadline)
 {
     int64_t left = (deadline - g_get_monotonic_time()) / SRV_US_PER_MS;
 
@@ -51,12 +51,12 @@ static int srv_pmap_left(int64_t deadline)
 }
 
 /* Wait for events on fd until deadline. Returns 0 or -ETIMEDOUT/-errno. */
-static int srv_pmap_wait(int fd, short events, int64_t deadline)
+static int pmap_wait(int fd, short events, int64_t deadline)
 {
     struct pollfd p = {.fd = fd, .events = events};
 
     for (;;) {
-        int n = poll(&p, 1, srv_pmap_left(deadline));
+        int n = poll(&p, 1, pmap_left(deadline));
         if (n > 0)
             return 0;
         if (n == 0)
@@ -67,7 +67,7 @@ static int srv_pmap_wait(int fd, short events, int64_t deadline)
 }
 
 /* A TCP connection to 127.0.0.1:111 made before deadline; fd or -errno. */
-static int srv_pmap_connect(int64_t deadline)
+static int pmap_connect(int64_t deadline)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(PGNFS_PMAP_PORT)};
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), err = 0, rc;
@@ -78,7 +78,7 @@ static int srv_pmap_connect(int64_t deadline)
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
         return fd;
-    rc = errno == EINPROGRESS ? srv_pmap_wait(fd, POLLOUT, deadline) : -errno;
+    rc = errno == EINPROGRESS ? pmap_wait(fd, POLLOUT, deadline) : -errno;
     if (rc == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == 0)
         return fd;
     close(fd);
@@ -86,7 +86,7 @@ static int srv_pmap_connect(int64_t deadline)
 }
 
 /* Send all of data before deadline. Returns 0 or -errno. */
-static int srv_pmap_send(int fd, const void *data, size_t len, int64_t deadline)
+static int pmap_send(int fd, const void *data, size_t len, int64_t deadline)
 {
     size_t off = 0;
     int rc;
@@ -94,7 +94,7 @@ static int srv_pmap_send(int fd, const void *data, size_t len, int64_t deadline)
     while (off < len) {
         ssize_t k = send(fd, (const char *)data + off, len - off, MSG_NOSIGNAL);
         if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-            if ((rc = srv_pmap_wait(fd, POLLOUT, deadline)) != 0)
+            if ((rc = pmap_wait(fd, POLLOUT, deadline)) != 0)
                 return rc;
             continue;
         }
@@ -106,7 +106,7 @@ static int srv_pmap_send(int fd, const void *data, size_t len, int64_t deadline)
 }
 
 /* Read one whole record into rec before deadline. Returns 0 or -errno. */
-static int srv_pmap_recv(int fd, srv_record *rec, int64_t deadline)
+static int pmap_recv(int fd, srv_record *rec, int64_t deadline)
 {
     unsigned char buf[256];
     int rc;
@@ -114,7 +114,7 @@ static int srv_pmap_recv(int fd, srv_record *rec, int64_t deadline)
     for (;;) {
         ssize_t k = recv(fd, buf, sizeof buf, 0);
         if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-            if ((rc = srv_pmap_wait(fd, POLLIN, deadline)) != 0)
+            if ((rc = pmap_wait(fd, POLLIN, deadline)) != 0)
                 return rc;
             continue;
         }
@@ -135,8 +135,8 @@ static int srv_pmap_recv(int fd, srv_record *rec, int64_t deadline)
 
 /* The call record (mark included) of PORTMAP proc with args m (NULL: none)
  * into out (size bytes), with libtirpc's xdr_callmsg; its length, or 0. */
-static size_t srv_pmap_encode(uint32_t xid, uint32_t proc, const uint32_t m[4], unsigned char *out,
-                              size_t size)
+static size_t pmap_encode(uint32_t xid, uint32_t proc, const uint32_t m[4], unsigned char *out,
+                          size_t size)
 {
     struct rpc_msg call = {.rm_xid = xid, .rm_direction = CALL};
     pgnfs_pmap_mapping map = {0};
@@ -162,8 +162,8 @@ static size_t srv_pmap_encode(uint32_t xid, uint32_t proc, const uint32_t m[4], 
 
 /* The one-word result of a successful reply to xid, with libtirpc's
  * xdr_replymsg. Returns 0, or -EPROTO for anything else. */
-static int srv_pmap_decode(const unsigned char *rec, size_t len, uint32_t xid, uint32_t proc,
-                           uint32_t *result)
+static int pmap_decode(const unsigned char *rec, size_t len, uint32_t xid, uint32_t proc,
+                       uint32_t *result)
 {
     char verf[MAX_AUTH_BYTES];
     u_int res = 0;
@@ -192,26 +192,26 @@ static int srv_pmap_decode(const unsigned char *rec, size_t len, uint32_t xid, u
  * port; 0 for NULL). Returns 0, or a negative errno (-ETIMEDOUT,
  * -ECONNREFUSED, -EPROTO for a reply that is not a successful one).
  */
-static int srv_pmap_call(uint32_t proc, const uint32_t mapping[4], uint32_t *result, int timeout_ms)
+static int pmap_call(uint32_t proc, const uint32_t mapping[4], uint32_t *result, int timeout_ms)
 {
     int64_t deadline = g_get_monotonic_time() + (int64_t)timeout_ms * SRV_US_PER_MS;
     uint32_t xid = g_random_int();
     unsigned char call[128];
-    size_t len = srv_pmap_encode(xid, proc, mapping, call, sizeof call), rlen;
+    size_t len = pmap_encode(xid, proc, mapping, call, sizeof call), rlen;
     srv_record rec;
     int fd, rc;
 
     if (len == 0)
         return -EPROTO;
-    if ((fd = srv_pmap_connect(deadline)) < 0)
+    if ((fd = pmap_connect(deadline)) < 0)
         return fd;
-    srv_record_init(&rec, SRV_PMAP_REPLY_MAX);
-    rc = srv_pmap_send(fd, call, len, deadline);
+    srv_record_init(&rec, PMAP_REPLY_MAX);
+    rc = pmap_send(fd, call, len, deadline);
     if (rc == 0)
-        rc = srv_pmap_recv(fd, &rec, deadline);
+        rc = pmap_recv(fd, &rec, deadline);
     if (rc == 0) {
         unsigned char *r = srv_record_take(&rec, &rlen);
-        rc = srv_pmap_decode(r, rlen, xid, proc, result);
+        rc = pmap_decode(r, rlen, xid, proc, result);
         g_free(r);
     }
     srv_record_clear(&rec);
@@ -220,13 +220,12 @@ static int srv_pmap_call(uint32_t proc, const uint32_t mapping[4], uint32_t *res
 }
 
 /* Register (prog, vers) for tcp (and udp) at port; true if anything was set. */
-static bool srv_pmap_register(const char *name, uint32_t prog, uint32_t vers, unsigned port,
-                              bool udp)
+static bool pmap_register(const char *name, uint32_t prog, uint32_t vers, unsigned port, bool udp)
 {
     uint32_t m[4] = {prog, vers, PGNFS_PMAP_IPPROTO_TCP, port}, res = 0;
     int rc;
 
-    rc = srv_pmap_call(PGNFS_PMAPPROC_GETPORT, m, &res, SRV_PMAP_TIMEOUT_MS);
+    rc = pmap_call(PGNFS_PMAPPROC_GETPORT, m, &res, PMAP_TIMEOUT_MS);
     if (rc == 0 && res != 0 && res != port) {
         g_warning("rpcbind: %s is registered at port %u by another server: leaving it (clients "
                   "asking rpcbind reach that server; give them port=%u)",
@@ -235,12 +234,12 @@ static bool srv_pmap_register(const char *name, uint32_t prog, uint32_t vers, un
     }
     if (rc == 0 && res == port) {
         /* A leftover of an earlier run of ours (or of a crash): replace it. */
-        srv_pmap_call(PGNFS_PMAPPROC_UNSET, m, &res, SRV_PMAP_TIMEOUT_MS);
+        pmap_call(PGNFS_PMAPPROC_UNSET, m, &res, PMAP_TIMEOUT_MS);
     }
     bool any = false;
     for (int i = 0; i < (udp ? 2 : 1); i++) {
         m[2] = i == 0 ? PGNFS_PMAP_IPPROTO_TCP : PGNFS_PMAP_IPPROTO_UDP;
-        rc = srv_pmap_call(PGNFS_PMAPPROC_SET, m, &res, SRV_PMAP_TIMEOUT_MS);
+        rc = pmap_call(PGNFS_PMAPPROC_SET, m, &res, PMAP_TIMEOUT_MS);
         if (rc != 0 || res == 0)
             g_warning("rpcbind: registering %s %s port %u failed: %s", name, i == 0 ? "tcp" : "udp",
                       port, rc != 0 ? g_strerror(-rc) : "refused");
@@ -252,9 +251,9 @@ static bool srv_pmap_register(const char *name, uint32_t prog, uint32_t vers, un
 
 /* Collect a served program version (srv_rt_mappings): one entry per
  * program version and port, udp set when UDP is served too. */
-static void srv_rpcbind_collect(void *user, const srv_program *p, bool tcp, unsigned port)
+static void pmap_rpcbind_collect(void *user, const srv_program *p, bool tcp, unsigned port)
 {
-    srv_rpcbind *r = user;
+    pmap_rpcbind *r = user;
 
     for (unsigned i = 0; i < r->n; i++) {
         if (r->progs[i].prog == p->prog && r->progs[i].vers == p->vers &&
@@ -263,18 +262,18 @@ static void srv_rpcbind_collect(void *user, const srv_program *p, bool tcp, unsi
             return;
         }
     }
-    if (r->n < SRV_PMAP_MAPS_MAX)
-        r->progs[r->n++] = (srv_rpcbind_prog){p->name, p->prog, p->vers, port, !tcp, false};
+    if (r->n < PMAP_MAPS_MAX)
+        r->progs[r->n++] = (pmap_rpcbind_prog){p->name, p->prog, p->vers, port, !tcp, false};
 }
 
-void srv_rpcbind_register(srv_rpcbind *r, const srv_rt *rt)
+void pmap_rpcbind_register(pmap_rpcbind *r, const srv_rt *rt)
 {
     GString *done = g_string_new(NULL);
     int rc;
 
     memset(r, 0, sizeof *r);
-    srv_rt_mappings(rt, srv_rpcbind_collect, r);
-    rc = srv_pmap_call(PGNFS_PMAPPROC_NULL, NULL, NULL, SRV_PMAP_TIMEOUT_MS / 2);
+    srv_rt_mappings(rt, pmap_rpcbind_collect, r);
+    rc = pmap_call(PGNFS_PMAPPROC_NULL, NULL, NULL, PMAP_TIMEOUT_MS / 2);
     if (rc != 0) {
         unsigned port = r->n ? r->progs[0].port : 0;
         g_message("rpcbind: no portmapper answers on 127.0.0.1:111 (%s): not registering; "
@@ -285,8 +284,8 @@ void srv_rpcbind_register(srv_rpcbind *r, const srv_rt *rt)
         return;
     }
     for (unsigned i = 0; i < r->n; i++) {
-        r->progs[i].set = srv_pmap_register(r->progs[i].name, r->progs[i].prog, r->progs[i].vers,
-                                            r->progs[i].port, r->progs[i].udp);
+        r->progs[i].set = pmap_register(r->progs[i].name, r->progs[i].prog, r->progs[i].vers,
+                                        r->progs[i].port, r->progs[i].udp);
         if (r->progs[i].set)
             g_string_append_printf(done, " %s (%s port %u)", r->progs[i].name,
                                    r->progs[i].udp ? "tcp and udp" : "tcp", r->progs[i].port);
@@ -296,12 +295,12 @@ void srv_rpcbind_register(srv_rpcbind *r, const srv_rt *rt)
     g_string_free(done, TRUE);
 }
 
-bool srv_rpcbind_probe(void)
+bool pmap_rpcbind_probe(void)
 {
-    return srv_pmap_call(PGNFS_PMAPPROC_NULL, NULL, NULL, SRV_PMAP_TIMEOUT_MS / 2) == 0;
+    return pmap_call(PGNFS_PMAPPROC_NULL, NULL, NULL, PMAP_TIMEOUT_MS / 2) == 0;
 }
 
-void srv_rpcbind_unregister(srv_rpcbind *r)
+void pmap_rpcbind_unregister(pmap_rpcbind *r)
 {
     for (unsigned i = 0; i < r->n; i++) {
         uint32_t m[4] = {r->progs[i].prog, r->progs[i].vers, PGNFS_PMAP_IPPROTO_TCP,
@@ -310,12 +309,12 @@ void srv_rpcbind_unregister(srv_rpcbind *r)
         if (!r->progs[i].set)
             continue;
         r->progs[i].set = false;
-        int rc = srv_pmap_call(PGNFS_PMAPPROC_GETPORT, m, &res, SRV_PMAP_TIMEOUT_MS);
+        int rc = pmap_call(PGNFS_PMAPPROC_GETPORT, m, &res, PMAP_TIMEOUT_MS);
         if (rc == 0 && res != r->progs[i].port) {
             g_message("rpcbind: %s now belongs to port %u: leaving it", r->progs[i].name, res);
             continue;
         }
-        rc = srv_pmap_call(PGNFS_PMAPPROC_UNSET, m, &res, SRV_PMAP_TIMEOUT_MS);
+        rc = pmap_call(PGNFS_PMAPPROC_UNSET, m, &res, PMAP_TIMEOUT_MS);
         if (rc != 0 || res == 0)
             g_warning("rpcbind: unregistering %s failed: %s", r->progs[i].name,
                       rc != 0 ? g_strerror(-rc) : "refused");

@@ -1,32 +1,32 @@
 /*
- * srv_flusher.c -- the write-back flusher: a thread with a database
+ * pgnfsd_flusher.c -- the write-back flusher: a thread with a database
  * connection of its own that stores buffered UNSTABLE writes once they
  * are [writeback] max_age_ms old (dbfs_wb_flush_due), so data a client
  * never COMMITs does not wait in memory, and stores everything left when
  * the server stops.
  *
- *   srv_flusher_start --> RUNNING: every max_age_ms / 4 (50 .. 500 ms),
+ *   pgnfsd_flusher_start --> RUNNING: every max_age_ms / 4 (50 .. 500 ms),
  *                         flush what is due; no connection: retry later
- *   srv_flusher_stop  --> (workers already joined) flush everything, at
- *                         most SRV_FLUSHER_FINAL_TRIES times while the
+ *   pgnfsd_flusher_stop  --> (workers already joined) flush everything, at
+ *                         most PGNFSD_FLUSHER_FINAL_TRIES times while the
  *                         database is away --> EXITED (joined, closed)
  *
  * NOTES
- *   Nothing here when write-back is off (srv_flusher_start returns NULL).
- *   The flusher owns its connection; the srv_flusher belongs to the caller
- *   of srv_flusher_start until srv_flusher_stop frees it.
+ *   Nothing here when write-back is off (pgnfsd_flusher_start returns NULL).
+ *   The flusher owns its connection; the pgnfsd_flusher belongs to the caller
+ *   of pgnfsd_flusher_start until pgnfsd_flusher_stop frees it.
  */
 #include <errno.h>
 #include <pthread.h>
 
 #include <glib.h>
 
-#include "srv_flusher.h"
+#include "pgnfsd_flusher.h"
 
 /* Attempts of the final flush while the database answers -EAGAIN. */
-#define SRV_FLUSHER_FINAL_TRIES 10
+#define PGNFSD_FLUSHER_FINAL_TRIES 10
 
-struct srv_flusher {
+struct pgnfsd_flusher {
     dbfs *fs;
     unsigned age_ms;
     pthread_t thread;
@@ -36,7 +36,7 @@ struct srv_flusher {
 };
 
 /* Open c if it is not, logging the first failure only. */
-static dbfs_conn *srv_flusher_conn(srv_flusher *f, dbfs_conn *c, bool *warned)
+static dbfs_conn *pgnfsd_flusher_conn(pgnfsd_flusher *f, dbfs_conn *c, bool *warned)
 {
     int rc;
 
@@ -54,9 +54,9 @@ static dbfs_conn *srv_flusher_conn(srv_flusher *f, dbfs_conn *c, bool *warned)
     return NULL;
 }
 
-static void *srv_flusher_main(void *arg)
+static void *pgnfsd_flusher_main(void *arg)
 {
-    srv_flusher *f = arg;
+    pgnfsd_flusher *f = arg;
     int64_t period_us = CLAMP((int64_t)f->age_ms * 250, 50000, 500000);
     dbfs_conn *c = NULL;
     bool warned = false, stop = false;
@@ -67,12 +67,12 @@ static void *srv_flusher_main(void *arg)
             g_cond_wait_until(&f->cond, &f->lock, g_get_monotonic_time() + period_us);
         stop = f->stop;
         g_mutex_unlock(&f->lock);
-        c = srv_flusher_conn(f, c, &warned);
+        c = pgnfsd_flusher_conn(f, c, &warned);
         if (c && !stop)
             dbfs_wb_flush_due(c, f->age_ms);
     }
-    for (int i = 0; i < SRV_FLUSHER_FINAL_TRIES; i++) {
-        c = srv_flusher_conn(f, c, &warned);
+    for (int i = 0; i < PGNFSD_FLUSHER_FINAL_TRIES; i++) {
+        c = pgnfsd_flusher_conn(f, c, &warned);
         if (c && dbfs_wb_flush_due(c, 0) != -EAGAIN)
             break;
         g_usleep(G_USEC_PER_SEC / 2);
@@ -81,21 +81,21 @@ static void *srv_flusher_main(void *arg)
     return NULL;
 }
 
-/* srv_flusher_start -- see srv_flusher.h. */
-srv_flusher *srv_flusher_start(dbfs *fs, const cfg *c)
+/* pgnfsd_flusher_start -- see pgnfsd_flusher.h. */
+pgnfsd_flusher *pgnfsd_flusher_start(dbfs *fs, const cfg *c)
 {
     dbfs_wb_stats st;
-    srv_flusher *f;
+    pgnfsd_flusher *f;
 
     dbfs_wb_figures(fs, &st);
     if (!st.enabled)
         return NULL;
-    f = g_new0(srv_flusher, 1);
+    f = g_new0(pgnfsd_flusher, 1);
     f->fs = fs;
     f->age_ms = c->wb_age_ms;
     g_mutex_init(&f->lock);
     g_cond_init(&f->cond);
-    if (pthread_create(&f->thread, NULL, srv_flusher_main, f) != 0) {
+    if (pthread_create(&f->thread, NULL, pgnfsd_flusher_main, f) != 0) {
         g_warning("write-back flusher: cannot start a thread: buffered data is stored only "
                   "by COMMIT and memory pressure");
         g_mutex_clear(&f->lock);
@@ -106,8 +106,8 @@ srv_flusher *srv_flusher_start(dbfs *fs, const cfg *c)
     return f;
 }
 
-/* srv_flusher_stop -- see srv_flusher.h. */
-void srv_flusher_stop(srv_flusher *f)
+/* pgnfsd_flusher_stop -- see pgnfsd_flusher.h. */
+void pgnfsd_flusher_stop(pgnfsd_flusher *f)
 {
     dbfs_wb_stats st;
 
