@@ -13,7 +13,11 @@
  * Layout under DATA_DIR:
  *   DATA_DIR/pg/                 the PostgreSQL data directory
  *   DATA_DIR/pg/socket/          the Unix socket directory
- *   DATA_DIR/pg/postgresql.log   the server log
+ *   DATA_DIR/pg/log/             PostgreSQL's log, rotated by size (a new
+ *                                postgresql-DATE-TIME.log past 1 MiB; the 4
+ *                                newest kept)
+ *   DATA_DIR/pg/postgresql.log   what the postmaster says before its log
+ *                                collector runs (start failures)
  *   DATA_DIR/pgnfs.lock          held (flock) while a pgnfs process drives it
  *
  * The cluster has one database for the file system, "pgnfs", owned by the
