@@ -93,6 +93,19 @@ typedef struct {
  */
 void emb_wal_for_disk(unsigned long long total_bytes, unsigned long long avail_bytes, emb_wal *out);
 
+/*
+ * emb_reserve_for_disk -- the bytes a file system of total_bytes with
+ * avail_bytes free keeps free for PostgreSQL itself, which data writes
+ * must leave alone (the space guard: dbfs_config space_reserve): twice
+ * max_wal_size of emb_wal_for_disk (the WAL between checkpoints, and what
+ * is written while one runs), plus a thirty-second of the file system
+ * between 24 MiB and 1 GiB (vacuum's maps, the relation cache, the
+ * statistics, the log, temporary files). 256 MiB: 88 MiB; 4 GiB: 640 MiB;
+ * 100 GiB and more: 3 GiB. Cannot fail.
+ */
+unsigned long long emb_reserve_for_disk(unsigned long long total_bytes,
+                                        unsigned long long avail_bytes);
+
 /* The file system under a cluster directory. */
 typedef struct {
     unsigned long long total_bytes; /* its size */
