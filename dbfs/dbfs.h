@@ -21,11 +21,15 @@
  *     -ENAMETOOLONG  a name over DBFS_NAME_MAX or a target over DBFS_PATH_MAX
  *     -EFBIG         an offset/size beyond DBFS_MAX_FILESIZE
  *     -ESTALE        the (inode, generation) no longer exists
- *     -ENOSPC        the database is out of space
+ *     -ENOSPC        the database is out of space, or a data write would
+ *                    leave less than the space guard's reserve free on
+ *                    its disk (dbfs_config space_reserve)
  *     -EMLINK        too many links
  *     -EAGAIN        a transient database failure (lost connection,
- *                    serialization failure after retries): the caller may
- *                    retry; NFS answers JUKEBOX
+ *                    serialization failure after retries), or a data
+ *                    write waiting for the space guard to reclaim what
+ *                    removals freed: the caller may retry; NFS answers
+ *                    JUKEBOX
  *     -EIO           anything else; the SQLSTATE and statement name are logged
  *     -EBADMSG       (setattr only) the guard ctime did not match: NOT_SYNC
  *   Database errors are classified the same way on every call, the admin

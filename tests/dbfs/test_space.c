@@ -45,7 +45,7 @@ static void ts_open_guarded(td_fs *t, const char *conninfo)
 static int ts_write(td_fs *t, dbfs_fh fh, uint64_t off, uint32_t len, int b, dbfs_stable how)
 {
     dbfs_cred root = td_root();
-    unsigned char *buf = g_malloc(len);
+    unsigned char *buf = g_malloc(len + 1);
     dbfs_stable st;
     dbfs_wcc w;
     int rc;
