@@ -178,12 +178,11 @@ static bool df_fill_unstable(nr_ctx *c, unsigned f, unsigned char *buf)
     if (st == NFS3_OK)
         return true;
     pt_stat(c, st, NFS3ERR_NOSPC);
-    /* What was written after the last COMMIT may be lost: store or drop it
-     * now, and keep only what is sure. */
+    /* What was written after the last COMMIT that succeeded may be lost
+     * (a flush that failed is reported by the next COMMIT, so every one
+     * before held): settle the buffer, and keep only what is sure. */
     st = df_commit(c, f);
-    if (st == NFS3_OK && at % DF_COMMIT_PIECES == 0)
-        df_files[f].pieces = at;
-    else if (st != NFS3_OK)
+    if (st != NFS3_OK)
         pt_stat(c, st, NFS3ERR_NOSPC);
     df_cut(c, f);
     return false;
