@@ -55,6 +55,9 @@ typedef enum {
     /* pgnfs fsck (dbfs_fsck.c) */
     DBFS_ST_FSCK_ISOLATION,
     DBFS_ST_FSCK_CHECK,
+    /* the space guard's reclaim (dbfs_space.c) */
+    DBFS_ST_SPACE_LIVE,
+    DBFS_ST_SPACE_TOAST,
     DBFS_ST_COUNT
 } dbfs_stmt;
 
@@ -66,6 +69,12 @@ typedef struct {
 extern const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT];
 /* A script that drops every pgnfs object (mkfs with force). */
 extern const char dbfs_sql_drop_all[];
+/* The space guard's VACUUM: of allfiles (layout single), of everything
+ * (layouts with per-file tables). */
+extern const char dbfs_sql_vacuum_data[];
+extern const char dbfs_sql_vacuum_all[];
+/* And the checkpoint after it, which recycles the WAL they wrote. */
+extern const char dbfs_sql_checkpoint[];
 
 /* Attribute columns as every statement returns them, in this order. */
 #define DBFS_ATTR_NCOLS 15

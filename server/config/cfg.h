@@ -83,6 +83,12 @@ typedef struct {
     bool relatime;       /* default true */
     /* hybrid: bytes past which a file gets its own table; default 65536 */
     unsigned hybrid_threshold;
+    /* The space guard: the directory whose file system holds the
+     * database ("" = the embedded cluster's data_dir, none for a
+     * [database] conninfo; "none" = no guard), and the MiB kept free there
+     * for PostgreSQL (0 = derived from the disk: emb_reserve_for_disk) */
+    char *space_path;
+    unsigned reserve_mb;
     /* The new file system's root directory (mkfs): owner, group, mode;
      * default 0, 0, 01777 (like /tmp: root-squashed clients, the default,
      * can create files in a new file system at once, each keeping its own) */

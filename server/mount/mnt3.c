@@ -2,8 +2,11 @@
  * mnt3.c -- the MOUNT version 3 protocol (program 100005, RFC 1813
  * section 5): NULL, MNT, DUMP, UMNT, UMNTALL, EXPORT, and the program as
  * it registers with the RPC runtime (mnt3_program.h). Without a database
- * connection MOUNT calls other than NULL are dropped: the client retries
- * (MOUNT has no "try again later" status).
+ * connection MOUNT calls other than NULL are dropped, and so is an MNT
+ * whose walk meets the database away (-EAGAIN: restarting, or the
+ * connection just lost): the client retries (MOUNT has no "try again
+ * later" status, and MNT3ERR_IO would end a mount that a moment later
+ * works).
  *
  * NOTES
  *   MNT accepts an export's path or any directory below it, as Linux
@@ -255,8 +258,20 @@ static void mnt3_proc_mnt(srv_req *req, void *argp, void *resp)
         g_warning("mount: export %s is beyond the 256 a file handle can name", best->path);
         st = MNT3ERR_SERVERFAULT;
     }
-    if (st == MNT3_OK)
-        st = mnt3_stat(mnt3_resolve(req, path, &attr));
+    if (st == MNT3_OK) {
+        int err = mnt3_resolve(req, path, &attr);
+
+        if (err == -EAGAIN) {
+            char *shown = g_strescape(path, NULL);
+            g_info("mount: %s asked for \"%s\" while the database is away: no answer (the "
+                   "client asks again)",
+                   host, shown);
+            g_free(shown);
+            srv_req_drop(req);
+            return;
+        }
+        st = mnt3_stat(err);
+    }
     if (st == MNT3_OK && attr.type != DBFS_DIR)
         st = MNT3ERR_NOTDIR;
     res->fhs_status = st;

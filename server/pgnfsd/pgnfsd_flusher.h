@@ -1,7 +1,9 @@
 /*
- * pgnfsd_flusher.h -- the write-back flusher of the daemon: a thread that
- * stores buffered UNSTABLE writes once they are [writeback] max_age_ms
- * old, and everything left when the server stops (pgnfsd_flusher.c).
+ * pgnfsd_flusher.h -- the daemon's background thread (pgnfsd_flusher.c): the
+ * write-back flusher, which stores buffered UNSTABLE writes once they are
+ * [writeback] max_age_ms old and everything left when the server stops;
+ * and the space guard's reclaim (VACUUM after removals when the disk is
+ * at its reserve), which must never run on a request thread.
  */
 #ifndef PGNFS_PGNFSD_FLUSHER_H
 #define PGNFS_PGNFSD_FLUSHER_H
@@ -13,8 +15,9 @@ typedef struct pgnfsd_flusher pgnfsd_flusher;
 
 /*
  * pgnfsd_flusher_start -- start the thread that stores buffered writes once
- * they are [writeback] max_age_ms old. Returns it, or NULL when
- * write-back is off (or the thread could not start: logged).
+ * they are [writeback] max_age_ms old and tends the space guard
+ * (dbfs_space_tend). Returns it, or NULL when write-back is off and
+ * there is no space guard (or the thread could not start: logged).
  */
 pgnfsd_flusher *pgnfsd_flusher_start(dbfs *fs, const cfg *c);
 

@@ -94,9 +94,11 @@ typedef struct srv_req {
     const cfg_export *export;
     const cfg_client *client;
     dbfs_cred cred;
-    /* The runtime's: request memory and the per-client log limiter. */
+    /* The runtime's: request memory and the per-client log limiter, and
+     * whether the handler asked for no reply (srv_req_drop). */
     srv_alloc_block *allocs;
     log_ratelimit *rl;
+    bool drop;
 } srv_req;
 
 /* One procedure of a program version. An entry without a name is not
@@ -174,6 +176,14 @@ void *srv_req_alloc(srv_req *req, size_t n);
 char *srv_req_strdup(srv_req *req, const char *s);
 /* srv_req_release -- free every srv_req_alloc block of req (dispatch calls it). */
 void srv_req_release(srv_req *req);
+
+/*
+ * srv_req_drop -- send no reply to this call (its result is discarded and
+ * never kept for replays): the client sends it again after its timeout.
+ * For a handler whose program has no "try again later" status (MOUNT)
+ * when the database is away for a moment. Cannot fail.
+ */
+void srv_req_drop(srv_req *req);
 
 /*
  * srv_req_complain -- one log line about something the caller of req did

@@ -26,7 +26,8 @@
  *     srv_step_run         arguments: GARBAGE_ARGS if args_xdr fails
  *                          no database connection (needs_db, not NULL):
  *                          the program's retry_later result without running
- *                          the handler, or dropped
+ *                          the handler, or dropped; a handler that asked
+ *                          for no reply (srv_req_drop): dropped
  *                          reply encoding: SYSTEM_ERR if res_xdr fails
  *
  * Every bad call gets one log line (rate-limited per client address).
@@ -334,6 +335,11 @@ static bool pgnfsd_run_handler(srv_dispatch *d, srv_req *req, void *args, void *
     }
     if (d->proc->handler)
         d->proc->handler(req, args, res);
+    if (req->drop) {
+        srv_stats_event(d->env->stats, SRV_EV_NO_DB);
+        *keep = false;
+        return false;
+    }
     *keep = !p->cacheable || p->cacheable(d->call.proc, res);
     return true;
 }

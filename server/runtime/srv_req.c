@@ -68,6 +68,12 @@ char *srv_req_strdup(srv_req *req, const char *s)
     return p;
 }
 
+/* srv_req_drop -- see srv.h. */
+void srv_req_drop(srv_req *req)
+{
+    req->drop = true;
+}
+
 void srv_req_release(srv_req *req)
 {
     srv_alloc_block *b = req->allocs;
