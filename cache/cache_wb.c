@@ -383,6 +383,12 @@ bool cache_wb_empty(const cache_wb *wb)
     return atomic_load(&((cache_wb *)wb)->files) == 0;
 }
 
+/* cache_wb_bytes -- see cache_wb.h. */
+uint64_t cache_wb_bytes(const cache_wb *wb)
+{
+    return atomic_load(&((cache_wb *)wb)->bytes);
+}
+
 /* The pieces of t's layers, in order (malloc'd into t). -ENOMEM or 0. */
 static int wb_taken_index(cache_wb_taken *t)
 {

@@ -117,6 +117,10 @@ bool cache_wb_overlay(cache_wb *wb, uint64_t ino, uint64_t *end, int64_t *mtime_
  * common case). Cannot fail. */
 bool cache_wb_empty(const cache_wb *wb);
 
+/* cache_wb_bytes -- the bytes held now (data in flight included), as
+ * charged against the bound; one atomic read. Cannot fail. */
+uint64_t cache_wb_bytes(const cache_wb *wb);
+
 /*
  * cache_wb_take -- wait until no flush of ino is in flight, then take every
  * layer of ino. Returns the taken flush (finish it with cache_wb_done), or

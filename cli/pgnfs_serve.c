@@ -11,7 +11,7 @@
  *
  *   serve:  check arguments --> database (emb_start) --> attach (mkfs if
  *           needed; refuse a contradicting configuration) --> watch the
- *           cluster --> srv_run until SIGINT/SIGTERM --> stop watching
+ *           cluster --> pgnfsd_run until SIGINT/SIGTERM --> stop watching
  *           --> close --> emb_stop. Every failure takes back what was
  *           done before it, in that order backwards.
  */
@@ -23,7 +23,7 @@
 #include <glib.h>
 
 #include "pgnfs_cmd.h"
-#include "srv_run.h"
+#include "pgnfsd_run.h"
 
 const char pgnfs_help_serve[] =
     "usage: pgnfs serve [options]\n"
@@ -234,7 +234,7 @@ int pgnfs_cmd_serve(const cfg *c, int argc, char **argv)
         }
     }
     pgnfs_print_mount_hint(c);
-    rc = srv_run(c, fs) == 0 ? PGNFS_EXIT_OK : PGNFS_EXIT_FAIL;
+    rc = pgnfsd_run(c, fs) == 0 ? PGNFS_EXIT_OK : PGNFS_EXIT_FAIL;
 out:
     emb_watch_stop(watch);
     if (fs)

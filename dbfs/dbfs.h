@@ -21,11 +21,15 @@
  *     -ENAMETOOLONG  a name over DBFS_NAME_MAX or a target over DBFS_PATH_MAX
  *     -EFBIG         an offset/size beyond DBFS_MAX_FILESIZE
  *     -ESTALE        the (inode, generation) no longer exists
- *     -ENOSPC        the database is out of space
+ *     -ENOSPC        the database is out of space, or a data write would
+ *                    leave less than the space guard's reserve free on
+ *                    its disk (dbfs_config space_reserve)
  *     -EMLINK        too many links
  *     -EAGAIN        a transient database failure (lost connection,
- *                    serialization failure after retries): the caller may
- *                    retry; NFS answers JUKEBOX
+ *                    serialization failure after retries), or a data
+ *                    write waiting for the space guard to reclaim what
+ *                    removals freed: the caller may retry; NFS answers
+ *                    JUKEBOX
  *     -EIO           anything else; the SQLSTATE and statement name are logged
  *     -EBADMSG       (setattr only) the guard ctime did not match: NOT_SYNC
  *   Database errors are classified the same way on every call, the admin
@@ -184,6 +188,13 @@ typedef struct {
      * when the database is remote (then space is reported from the
      * database's own size and a configured-free figure is unknown). */
     const char *space_path;
+    /* The space guard (dbfs_space.c): bytes of the file system under
+     * space_path kept free for PostgreSQL itself (WAL until a checkpoint
+     * recycles it, checkpoints, vacuum). A data write that would leave
+     * less free answers -ENOSPC (or -EAGAIN while space that removals
+     * freed is being reclaimed); metadata changes and removals are never
+     * refused. 0 (or no space_path) = no guard. */
+    uint64_t space_reserve;
     /* Metadata caches (dbfs_cache.c): how many entries the stat cache
      * (inode -> attributes) and the naming cache ((directory, name) ->
      * inode) hold; 0 = that cache is off. The caches assume this process
@@ -380,6 +391,27 @@ int dbfs_fsstat(dbfs_conn *c, dbfs_fsstat_res *out);
  * read.
  */
 int dbfs_fsstat_fh(dbfs_conn *c, dbfs_fh fh, dbfs_fsstat_res *out, dbfs_attr_opt *attr);
+
+/* --- the space guard (dbfs_space.c) ---------------------------------------- */
+
+/* dbfs_space_guarded -- does fs hold data writes back from filling the
+ * database's disk (dbfs_config space_path and space_reserve)? */
+bool dbfs_space_guarded(const dbfs *fs);
+
+/*
+ * dbfs_space_tend -- the space guard's work off the request path: call it
+ * every few hundred ms from one thread (the server's flusher). When a
+ * data write found the disk at its reserve after files were removed,
+ * truncated or overwritten, it VACUUMs the data tables (their dead rows
+ * become space PostgreSQL reuses; empty pages at their end go back to the
+ * disk) and measures the reusable space inside allfiles, which later
+ * writes may use. *session: its own connection, opened on first need and
+ * kept between calls (NULL at first; dbfs_conn_close it at the end).
+ * Returns 1 after a reclaim, 0 when there was nothing to do, or -EAGAIN /
+ * -EIO (the reclaim is tried again at the next call; writes meanwhile
+ * answer -EAGAIN).
+ */
+int dbfs_space_tend(dbfs *fs, dbfs_conn **session);
 
 /* --- write-back (dbfs_wb.c) ------------------------------------------------ */
 

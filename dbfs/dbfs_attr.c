@@ -23,6 +23,7 @@
 #include "dbfs_cache.h"
 #include "dbfs_fetch.h"
 #include "dbfs_perm.h"
+#include "dbfs_space.h"
 #include "dbfs_wb.h"
 
 /* What FSSTAT reports as free when it cannot know (no space_path for
@@ -92,6 +93,10 @@ int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sat
         dbfs_cache_file_end(&op, f.have[DBFS_ROLE_POST] ? 0 : -ENOENT,
                             f.have[DBFS_ROLE_POST] ? &f.attr[DBFS_ROLE_POST] : NULL);
         rc = f.status;
+        /* A truncation leaves dead rows for VACUUM (the space guard). */
+        if (rc == 0 && (sa->set & DBFS_SET_SIZE) && f.have[DBFS_ROLE_PRE] &&
+            f.attr[DBFS_ROLE_PRE].used > 0 && sa->size < f.attr[DBFS_ROLE_PRE].size)
+            dbfs_space_changed(c->fs);
     } else {
         dbfs_cache_file_end(&op, rc, NULL);
     }
@@ -183,7 +188,11 @@ static void dbfs_fsstat_fill(dbfs_conn *c, uint64_t db_bytes, uint64_t files, db
     struct statvfs sv;
 
     memset(out, 0, sizeof *out);
-    if (c->fs->space_path && statvfs(c->fs->space_path, &sv) == 0) {
+    if (dbfs_space_figures(c->fs, &out->tbytes, &out->abytes)) {
+        /* What data writes may still use: above the space guard's
+         * reserve, and what removals freed inside the data tables. */
+        out->fbytes = out->abytes;
+    } else if (c->fs->space_path && statvfs(c->fs->space_path, &sv) == 0) {
         out->tbytes = (uint64_t)sv.f_blocks * sv.f_frsize;
         out->fbytes = (uint64_t)sv.f_bfree * sv.f_frsize;
         out->abytes = (uint64_t)sv.f_bavail * sv.f_frsize;

@@ -14,11 +14,23 @@
  *   forgotten with its server session; a worker prepares all of its own
  *   again in dbfs_conn_setup().
  *
+ *   A connection that the server ended while it sat idle (PostgreSQL
+ *   restarted, shut down, or ended the session) is found before it is
+ *   used: an idle connection has nothing to read, so a socket that polls
+ *   readable (the server's last words, or the end of the stream) is
+ *   reconnected at once by dbfs_batch_begin() and dbfs_session_ready(),
+ *   and the call runs on the new connection. A batch whose statements
+ *   could not even be handed to libpq (it refused: the connection is
+ *   gone) reached no server, so dbfs_batch_run() runs it once more on a
+ *   new connection; a batch that was sent and then lost its connection
+ *   may have committed, and answers -EAGAIN.
+ *
  *   Memory: the queue of statement ids grows as needed and is freed with
  *   the connection. Every PGresult is cleared where it is taken, or handed
  *   to the caller.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,6 +161,22 @@ static int dbfs_conn_setup(dbfs_conn *c)
     return rc;
 }
 
+/*
+ * Did the server end this idle connection? Between calls a connection has
+ * nothing to read (every result, up to the Sync's, was read), so a socket
+ * that polls readable or hung up holds the server's last words (a FATAL
+ * before its backend exited) or the end of the stream. One poll(2), no
+ * waiting. Cannot fail (a connection without a socket counts as ended).
+ */
+static bool dbfs_conn_ended(dbfs_conn *c)
+{
+    struct pollfd p = {.fd = PQsocket(c->pg), .events = POLLIN};
+
+    if (p.fd < 0)
+        return true;
+    return poll(&p, 1, 0) > 0;
+}
+
 /* Reconnect a broken connection (and set a worker up again). Returns 0 or
  * -EAGAIN (logged). */
 static int dbfs_conn_reset(dbfs_conn *c)
@@ -268,14 +296,28 @@ static void dbfs_batch_fail(dbfs_conn *c, int rc)
         c->err = rc;
 }
 
+/* A ready connection that the server ended while it was idle is not
+ * ready: say so, so that the caller reconnects before using it. */
+static void dbfs_conn_check_idle(dbfs_conn *c)
+{
+    if (c->ready && PQstatus(c->pg) == CONNECTION_OK && dbfs_conn_ended(c)) {
+        g_message("the database ended an idle connection (restarted or shut down?): "
+                  "reconnecting");
+        c->ready = false;
+    }
+}
+
 /* dbfs_batch_begin -- see dbfs_conn.h: resets the batch state and
- * reconnects a broken connection (-EAGAIN when that fails). */
+ * reconnects a broken connection, or one the server ended while it was
+ * idle (-EAGAIN when that fails). */
 int dbfs_batch_begin(dbfs_conn *c)
 {
     c->nqueued = 0;
     c->ntaken = 0;
     c->synced = false;
+    c->unsent = false;
     c->err = 0;
+    dbfs_conn_check_idle(c);
     if (!c->ready || PQstatus(c->pg) != CONNECTION_OK)
         return dbfs_conn_reset(c);
     return 0;
@@ -303,6 +345,9 @@ int dbfs_batch_add(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p)
                              p ? p->lengths : NULL, p ? p->formats : NULL, 1)) {
         int rc = dbfs_conn_fail(c, NULL, dbfs_stmts[id].name);
 
+        /* libpq refused it: without its Sync, nothing of the batch can
+         * have committed. */
+        c->unsent = c->err == 0 || c->unsent;
         dbfs_batch_fail(c, rc);
         return rc;
     }
@@ -319,6 +364,7 @@ int dbfs_batch_sync(dbfs_conn *c)
     if (!PQpipelineSync(c->pg)) {
         int rc = dbfs_conn_fail(c, NULL, dbfs_stmts[c->queued[0]].name);
 
+        c->unsent = c->err == 0 || c->unsent;
         dbfs_batch_fail(c, rc);
         return rc;
     }
@@ -423,6 +469,8 @@ static int dbfs_retries_spent(const char *what)
 /* dbfs_batch_run -- see dbfs_conn.h. */
 int dbfs_batch_run(dbfs_conn *c, int (*fn)(dbfs_conn *c, void *arg), void *arg)
 {
+    bool resent = false;
+
     for (int attempt = 1;; attempt++) {
         int rc = dbfs_batch_begin(c);
         int end;
@@ -433,6 +481,12 @@ int dbfs_batch_run(dbfs_conn *c, int (*fn)(dbfs_conn *c, void *arg), void *arg)
         end = dbfs_batch_end(c);
         if (end != 0)
             rc = end;
+        /* Lost before any of it left: once more, on the new connection. */
+        if (rc == -EAGAIN && c->unsent && !resent) {
+            resent = true;
+            attempt--;
+            continue;
+        }
         if (rc != DBFS_ERETRY)
             return rc;
         if (!dbfs_retry_wait(attempt))
@@ -460,9 +514,13 @@ static int dbfs_exec_batch(dbfs_conn *c, void *arg)
 
 /* --- sessions ------------------------------------------------------------ */
 
-/* Before a session's statement: reconnect if broken. 0 or -EAGAIN. */
+/* Before a session's statement: reconnect if broken, or ended by the
+ * server while idle (outside a transaction: inside one, the failure is
+ * the transaction's to report). 0 or -EAGAIN. */
 static int dbfs_session_ready(dbfs_conn *c)
 {
+    if (PQtransactionStatus(c->pg) == PQTRANS_IDLE)
+        dbfs_conn_check_idle(c);
     if (c->ready && PQstatus(c->pg) == CONNECTION_OK)
         return 0;
     return dbfs_conn_reset(c);

@@ -34,8 +34,11 @@
  *     broken --reset fails--> broken (calls answer -EAGAIN and try again)
  *
  *   A worker is reset by dbfs_batch_end() of the batch that broke it (or
- *   the next dbfs_batch_begin()); a session by the call that broke it. So
- *   the call that finds the connection gone answers -EAGAIN and the next
+ *   the next dbfs_batch_begin()); a session by the call that broke it. A
+ *   connection the server ended while it sat idle (PostgreSQL restarted)
+ *   is found and reconnected before a call uses it (one poll(2) of its
+ *   socket), so that call works at once; a call that loses its connection
+ *   while it runs answers -EAGAIN (it may have committed) and the next
  *   call normally works.
  *
  *   Errors are classified once, by SQLSTATE, when the first failing result
@@ -80,6 +83,9 @@ struct dbfs_conn {
     dbfs_stmt *queued;
     size_t nqueued, cap, ntaken;
     bool synced;
+    /* The batch failed before libpq would take it (nothing reached the
+     * server): dbfs_batch_run may send it again. */
+    bool unsent;
     int err;
 };
 
@@ -113,7 +119,9 @@ int dbfs_batch_end(dbfs_conn *c);
 
 /*
  * dbfs_batch_run -- one batch, run again while it fails with DBFS_ERETRY
- * (bounded; then -EAGAIN): dbfs_batch_begin, fn(c, arg), dbfs_batch_end.
+ * (bounded; then -EAGAIN), and once more on a new connection when libpq
+ * refused to send it (so no statement of it ran): dbfs_batch_begin,
+ * fn(c, arg), dbfs_batch_end.
  * fn queues, syncs and reads the results it wants into arg, and returns 0
  * or an error of its own (what dbfs_batch_end returns comes first); since
  * it may run again, fn clears what a former attempt left in arg before it

@@ -14,6 +14,12 @@
  *   socket buffers. The metadata caches see every WRITE
  *   (dbfs_cache_file_begin/end).
  *
+ *   Space: every store is admitted by the space guard first
+ *   (dbfs_space.c): a write that would leave the disk below PostgreSQL's
+ *   reserve stores nothing and answers -ENOSPC (or -EAGAIN while removed
+ *   space is being reclaimed); an overwrite tells it that dead rows wait
+ *   for VACUUM.
+ *
  *   Durability: synchronous commit; what this file stores is durable when
  *   the call returns.
  *
@@ -32,6 +38,7 @@
 #include "dbfs_cache.h"
 #include "dbfs_codec.h"
 #include "dbfs_data.h"
+#include "dbfs_space.h"
 
 /* --- the buffer cache ---------------------------------------------------- */
 
@@ -253,23 +260,52 @@ static void dbfs_data_learn(dbfs_conn *c, dbfs_fh fh, const dbfs_data_batch *b)
     }
 }
 
+/* Ask the space guard to admit the writes ws[0 .. n): their stored bytes,
+ * and whether they all go to allfiles. */
+static int dbfs_data_admit(dbfs *fs, const store_write *ws, size_t n, dbfs_space_ticket *t)
+{
+    uint64_t bytes = 0, end = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        bytes += ws[i].data_len;
+        end = MAX(end, ws[i].off + ws[i].len);
+    }
+    return dbfs_space_take(fs, bytes, 0, dbfs_space_shared(fs, end), t);
+}
+
+/* Did the writes replace stored data (dead rows for VACUUM)? pre: the
+ * file before them. */
+static bool dbfs_data_overwrote(const store_write *ws, size_t n, const dbfs_attr *pre)
+{
+    for (size_t i = 0; i < n && pre->used > 0; i++)
+        if (ws[i].len > 0 && ws[i].off < pre->size)
+            return true;
+    return false;
+}
+
 /*
- * dbfs_data_store -- see dbfs_data.h. The writes are queued in order, each
- * by the layout (store.h queue_write), and end with one Sync; a
- * serialization failure or deadlock reruns the whole batch (bounded).
+ * dbfs_data_store -- see dbfs_data.h. The writes are admitted by the
+ * space guard, queued in order, each by the layout (store.h
+ * queue_write), and end with one Sync; a serialization failure or
+ * deadlock reruns the whole batch (bounded).
  */
 int dbfs_data_store(dbfs_conn *c, dbfs_fh fh, const store_write *ws, size_t n, dbfs_attr *pre,
                     dbfs_attr *post)
 {
     dbfs_data_batch b = {.ws = ws, .n = n, .pre = pre, .post = post};
+    dbfs_space_ticket ticket;
     dbfs_cache_op op;
     int rc;
 
+    rc = dbfs_data_admit(c->fs, ws, n, &ticket);
+    if (rc != 0)
+        return rc;
     b.nst = calloc(n, sizeof *b.nst);
     b.ctimes = calloc(2 * n, sizeof *b.ctimes);
     if (!b.nst || !b.ctimes) {
         free(b.nst);
         free(b.ctimes);
+        dbfs_space_done(c->fs, &ticket, false);
         return -ENOMEM;
     }
     dbfs_cache_file_begin(c->fs, fh, &op);
@@ -277,6 +313,9 @@ int dbfs_data_store(dbfs_conn *c, dbfs_fh fh, const store_write *ws, size_t n, d
     if (rc == 0)
         dbfs_data_learn(c, fh, &b);
     dbfs_cache_file_end(&op, rc, rc == 0 ? post : NULL);
+    dbfs_space_done(c->fs, &ticket, rc == 0);
+    if (rc == 0 && dbfs_data_overwrote(ws, n, pre))
+        dbfs_space_changed(c->fs);
     dbfs_data_note_space(c->fs, rc);
     free(b.nst);
     free(b.ctimes);

@@ -49,7 +49,9 @@ int dbfs_data_pieces(const dbfs_info *info, const void *data, store_write *w, st
  * failures. Returns 0 with *pre (the attributes before the first write)
  * and *post (after the last); or the first error the layout's statements
  * raised (-ESTALE, -EISDIR, -EINVAL, -EACCES, -ENOSPC), -ENOMEM, -EAGAIN or
- * -EIO, and nothing is stored. The stat cache sees the change and the
+ * -EIO, and nothing is stored. The space guard admits the writes first:
+ * -ENOSPC when they would leave the disk below PostgreSQL's reserve,
+ * -EAGAIN when space that removals freed is being reclaimed. The stat cache sees the change and the
  * chunk buffer cache learns the pieces written. An -ENOSPC makes
  * dbfs_data_space_short() true for DBFS_SPACE_SHORT_US; a success ends
  * that at once.

@@ -38,6 +38,7 @@
 #include "dbfs_data.h"
 #include "dbfs_int.h"
 #include "dbfs_perm.h"
+#include "dbfs_space.h"
 #include "dbfs_wb.h"
 #include "schema_files.h"
 #include "store.h"
@@ -492,6 +493,9 @@ int dbfs_open(const dbfs_config *cfg, dbfs **out)
     rc = dbfs_wb_open(fs, cfg);
     if (rc != 0)
         goto err;
+    rc = dbfs_space_open(fs, cfg);
+    if (rc != 0)
+        goto err;
     *out = fs;
     return 0;
 err:
@@ -506,6 +510,7 @@ void dbfs_close(dbfs *fs)
     if (!fs)
         return;
     dbfs_wb_close(fs);
+    dbfs_space_close(fs);
     dbfs_cache_close(fs);
     dbfs_chunks_close(fs);
     free(fs->conninfo);

@@ -18,6 +18,7 @@
  *     store_tab.c           statements of layouts with per-file tables
  *     store_single.c store_inversion.c store_hybrid.c   the layouts
  *     store.c               the layouts by name
+ *     dbfs_space.c          the space guard: NOSPC before the disk is full
  *     dbfs_cache.c          the metadata caches seen from dbfs
  *     dbfs_fetch.c          attributes from the stat cache or the database
  *     dbfs_data.c           storing writes, the chunk buffer cache
@@ -41,6 +42,7 @@ struct store_ops;
 struct dbfs_cache;
 struct cache_chunk;
 struct cache_wb;
+struct dbfs_space;
 
 /* The database's FSSTAT figures, kept a moment (dbfs_attr.c): computing
  * the database's size stats every file of it. */
@@ -73,6 +75,8 @@ struct dbfs {
      * (dbfs_data.c): the write-back buffer takes no UNSTABLE write, so a
      * write answers -ENOSPC itself. */
     _Atomic int64_t space_short_until_us;
+    /* The space guard (dbfs_space.c); NULL: none. */
+    struct dbfs_space *space;
     /* The write-back buffer (dbfs_wb.c); NULL: off. */
     struct cache_wb *wb;
     uint64_t wb_file_bytes; /* a file holding this much is flushed */

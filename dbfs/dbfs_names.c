@@ -27,6 +27,7 @@
 #include "dbfs_cache.h"
 #include "dbfs_dirent.h"
 #include "dbfs_perm.h"
+#include "dbfs_space.h"
 #include "dbfs_wb.h"
 
 /* The mode of a new file when the caller sets none (a symbolic link's is
@@ -253,9 +254,12 @@ static int dbfs_make(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const cha
     }
     dbfs_cache_learn(&op, dir, &f);
     if (f.have[DBFS_ROLE_VICTIM]) {
-        /* The name existed: an UNCHECKED create may have cut the file. */
+        /* The name existed: an UNCHECKED create may have cut the file
+         * (dead rows for VACUUM: the space guard). */
         dbfs_cache_victim(&op, &f.attr[DBFS_ROLE_VICTIM], false);
         dbfs_cache_put_name(&op, dir.ino, name, &f.attr[DBFS_ROLE_VICTIM]);
+        if (f.status == 0 && (s.set & DBFS_SET_SIZE))
+            dbfs_space_changed(c->fs);
     } else if (f.status == 0 && f.have[DBFS_ROLE_OBJ]) {
         dbfs_cache_put_new(&op, &f.attr[DBFS_ROLE_OBJ]);
         dbfs_cache_put_name(&op, dir.ino, name, &f.attr[DBFS_ROLE_OBJ]);
@@ -350,6 +354,14 @@ int dbfs_mknod(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *nam
                      DBFS_MODE_FILE_DEFAULT, obj, dir_wcc);
 }
 
+/* A REMOVE or RENAME that took a file with data away with its last name:
+ * its rows are dead, for VACUUM to make reusable (the space guard). */
+static void dbfs_names_freed(dbfs *fs, const dbfs_fnres *f)
+{
+    if (f->status == 0 && f->have[DBFS_ROLE_GONE] && f->attr[DBFS_ROLE_GONE].used > 0)
+        dbfs_space_changed(fs);
+}
+
 /* REMOVE and RMDIR: pgnfs_remove (50_remove.sql). */
 static int dbfs_unname(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
                        bool rmdir, dbfs_wcc *dir_wcc)
@@ -390,6 +402,7 @@ static int dbfs_unname(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const c
     if (f.status == 0 && f.have[DBFS_ROLE_VICTIM])
         dbfs_cache_victim(&op, &f.attr[DBFS_ROLE_VICTIM], false);
     dbfs_cache_end(&op);
+    dbfs_names_freed(c->fs, &f);
     dbfs_wcc_from(dir_wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);
     return f.status;
 }
@@ -480,6 +493,7 @@ int dbfs_rename(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh from_dir, const cha
             dbfs_cache_victim(&op, &f.attr[DBFS_ROLE_VICTIM], false);
     }
     dbfs_cache_end(&op);
+    dbfs_names_freed(c->fs, &f);
     dbfs_wcc_from(from_wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);
     dbfs_wcc_from(to_wcc, &f, DBFS_ROLE_PRE2, DBFS_ROLE_POST2);
     return f.status;

@@ -322,7 +322,29 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_NLM_LIST] = {"pgnfs_nlm_list",
                           "SELECT state, inode, path, lo, hi, excl, host, svid, oh, server,"
                           " since FROM pgnfs_nlm_list()"},
+    /* The space guard: what the files kept in allfiles store (bytes, and
+     * chunks at most: $1 the chunk size), and the page size. */
+    [DBFS_ST_SPACE_LIVE] = {"pgnfs_space_live",
+                            "SELECT coalesce(sum(f.used), 0)::int8,"
+                            " coalesce(sum((f.size + $1::int8 - 1) / $1::int8), 0)::int8,"
+                            " current_setting('block_size')::int8"
+                            " FROM fileatt f WHERE f.type = " DBFS_SQL_T_REG " AND f.used > 0"
+                            " AND NOT EXISTS (SELECT 1 FROM pgnfs_filetab t"
+                            "                  WHERE t.inode = f.inode)"},
+    /* The space guard: allfiles' TOAST relation in pages, and the dead
+     * rows in it that VACUUM has not removed. */
+    [DBFS_ST_SPACE_TOAST] = {"pgnfs_space_toast",
+                             "SELECT (pg_relation_size(c.reltoastrelid)"
+                             "        / current_setting('block_size')::int8)::int8,"
+                             " coalesce(s.n_dead_tup, 0)::int8"
+                             " FROM pg_class c"
+                             " LEFT JOIN pg_stat_all_tables s ON s.relid = c.reltoastrelid"
+                             " WHERE c.oid = 'allfiles'::regclass"},
 };
+
+const char dbfs_sql_vacuum_data[] = "VACUUM allfiles";
+const char dbfs_sql_vacuum_all[] = "VACUUM";
+const char dbfs_sql_checkpoint[] = "CHECKPOINT";
 
 /* mkfs --force: every object the schema files create, gone. Tables first
  * (CASCADE takes the functions over their row types), then what remains. */

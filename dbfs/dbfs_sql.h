@@ -71,6 +71,9 @@ typedef enum {
     /* file locks: listening (dbfs_lock_watch.c), listing (pgnfs locks) */
     DBFS_ST_NLM_LISTEN,
     DBFS_ST_NLM_LIST,
+    /* the space guard's reclaim (dbfs_space.c) */
+    DBFS_ST_SPACE_LIVE,
+    DBFS_ST_SPACE_TOAST,
     DBFS_ST_COUNT
 } dbfs_stmt;
 
@@ -82,6 +85,12 @@ typedef struct {
 extern const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT];
 /* A script that drops every pgnfs object (mkfs with force). */
 extern const char dbfs_sql_drop_all[];
+/* The space guard's VACUUM: of allfiles (layout single), of everything
+ * (layouts with per-file tables). */
+extern const char dbfs_sql_vacuum_data[];
+extern const char dbfs_sql_vacuum_all[];
+/* And the checkpoint after it, which recycles the WAL they wrote. */
+extern const char dbfs_sql_checkpoint[];
 
 /* Attribute columns as every statement returns them, in this order. */
 #define DBFS_ATTR_NCOLS 15

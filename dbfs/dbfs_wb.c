@@ -23,6 +23,11 @@
  *     to the database (the back-pressure is the writer's own round trip);
  *   - by age, from the server's flusher (dbfs_wb_flush_due), and all of
  *     it at shutdown.
+ * Space: a write is buffered only if the space guard (dbfs_space.c) would
+ * store it with everything the buffer holds already; otherwise it answers
+ * -ENOSPC (or -EAGAIN) at once, and nothing is buffered. Its flush is
+ * admitted again when it is stored.
+ *
  * What clients see before a flush: GETATTR, ACCESS, LOOKUP, READDIRPLUS
  * and LINK attributes carry the buffered size and mtime/ctime
  * (dbfs_wb_overlay), so a file never seems to shrink or go back in time.
@@ -32,7 +37,7 @@
  * it; any other (-ENOSPC, -EIO) drops it and the file's next COMMIT
  * answers that error, so the client does not take the data as stored.
  * A crash loses what is buffered: the write verifier changes with every
- * server start (server/srv_run.c), so clients send it again.
+ * server start (server/pgnfsd_run.c), so clients send it again.
  *
  * NOTES
  *   Flushes store as root (uid 0), kill_priv off: the writes were checked
@@ -48,9 +53,11 @@
 #include <glib.h>
 
 #include "cache_wb.h"
+#include "dbfs_codec.h"
 #include "dbfs_data.h"
 #include "dbfs_fetch.h"
 #include "dbfs_perm.h"
+#include "dbfs_space.h"
 #include "dbfs_wb.h"
 
 /* Files the pressure path flushes before it gives up on buffering. */
@@ -366,6 +373,10 @@ int dbfs_wb_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off,
         return rc;
     if (cred->uid != 0 && (a.mode & (DBFS_MODE_SETUID | DBFS_MODE_SETGID)))
         return 0; /* the write must clear setuid/setgid now */
+    rc = dbfs_space_check(fs, dbfs_codec_enc_len(fs->info.encoding, len), cache_wb_bytes(fs->wb),
+                          dbfs_space_shared(fs, off + len));
+    if (rc != 0)
+        return rc;
     pre = a;
     dbfs_wb_overlay(fs, &pre);
     if (dbfs_wb_put(c, fh, off, data, len, dbfs_now_ns(), &a, &held) != 0)

@@ -48,7 +48,9 @@ typedef enum {
  * buffer takes it: not when the buffer is off or full, the database ran
  * out of space lately, or the write must clear setuid/setgid at once.
  * Returns 0 and *outcome, or what the check found (nothing buffered):
- * -ESTALE, -EISDIR, -EINVAL, -EACCES, -EAGAIN, -EIO.
+ * -ESTALE, -EISDIR, -EINVAL, -EACCES, -EAGAIN, -EIO, and the space
+ * guard's -ENOSPC (or -EAGAIN) when the write and what the buffer holds
+ * would leave the disk below PostgreSQL's reserve.
  */
 int dbfs_wb_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, const void *data,
                   uint32_t len, dbfs_wcc *wcc, dbfs_wb_outcome *outcome);

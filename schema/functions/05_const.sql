@@ -75,6 +75,10 @@ CREATE OR REPLACE FUNCTION pgnfs_t_chr() RETURNS smallint LANGUAGE sql IMMUTABLE
 AS $$ SELECT 4::smallint $$;
 CREATE OR REPLACE FUNCTION pgnfs_t_lnk() RETURNS smallint LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT 5::smallint $$;
+CREATE OR REPLACE FUNCTION pgnfs_t_sock() RETURNS smallint LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT 6::smallint $$;
+CREATE OR REPLACE FUNCTION pgnfs_t_fifo() RETURNS smallint LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT 7::smallint $$;
 
 -- What a caller wants of a file ("want" masks: the rwx bits of a class).
 CREATE OR REPLACE FUNCTION pgnfs_want_x() RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE

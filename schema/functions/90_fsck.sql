@@ -51,9 +51,10 @@ AS $$ SELECT '"' || encode(n, 'escape') || '"' $$;
 CREATE OR REPLACE FUNCTION pgnfs_fsck_type(t smallint)
 RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
-SELECT CASE t WHEN 1 THEN 'file' WHEN 2 THEN 'directory' WHEN 3 THEN 'block device'
-              WHEN 4 THEN 'character device' WHEN 5 THEN 'symbolic link' WHEN 6 THEN 'socket'
-              WHEN 7 THEN 'fifo' ELSE 'type ' || t END
+SELECT CASE t WHEN pgnfs_t_reg() THEN 'file' WHEN pgnfs_t_dir() THEN 'directory'
+              WHEN pgnfs_t_blk() THEN 'block device' WHEN pgnfs_t_chr() THEN 'character device'
+              WHEN pgnfs_t_lnk() THEN 'symbolic link' WHEN pgnfs_t_sock() THEN 'socket'
+              WHEN pgnfs_t_fifo() THEN 'fifo' ELSE 'type ' || t END
 $$;
 
 -- Repair mode: keep writers out until the check's transaction ends.
@@ -75,21 +76,24 @@ AS $$
 DECLARE
     lf  bigint;
     t   smallint;
-    now bigint := (extract(epoch FROM clock_timestamp()) * 1000000000)::bigint;
+    now bigint := (extract(epoch FROM clock_timestamp()) * pgnfs_ns_per_sec())::bigint;
 BEGIN
     SELECT n.inode, f.type INTO lf, t FROM naming n JOIN fileatt f ON f.inode = n.inode
-     WHERE n.parent = 1 AND n.name = convert_to('lost+found', 'UTF8');
+     WHERE n.parent = pgnfs_root_ino() AND n.name = convert_to('lost+found', 'UTF8');
     IF FOUND THEN
-        RETURN CASE WHEN t = 2 THEN lf END;
+        RETURN CASE WHEN t = pgnfs_t_dir() THEN lf END;
     END IF;
     lf := nextval('pgnfs_inode_seq');
     INSERT INTO fileatt (inode, generation, type, mode, nlink, uid, gid, size, atime, mtime,
                          ctime)
-    VALUES (lf, pgnfs_new_generation(), 2, 448, 2, 0, 0, 0, now, now, now);
-    INSERT INTO naming (parent, name, inode) VALUES (1, convert_to('lost+found', 'UTF8'), lf);
+    VALUES (lf, pgnfs_new_generation(), pgnfs_t_dir(),
+            pgnfs_want_rwx() << pgnfs_s_user_shift(), 2, -- mode 0700, nlink 2
+            0, 0, 0, now, now, now);
+    INSERT INTO naming (parent, name, inode)
+    VALUES (pgnfs_root_ino(), convert_to('lost+found', 'UTF8'), lf);
     UPDATE fileatt SET nlink = nlink + 1, mtime = now, ctime = pgnfs_next_ctime(ctime, now),
                        change = change + 1
-     WHERE inode = 1;
+     WHERE inode = pgnfs_root_ino();
     RETURN lf;
 END
 $$;
@@ -121,13 +125,13 @@ DECLARE
 BEGIN
     PERFORM pgnfs_fsck_lock(p_repair);
     problem := 'root';
-    ino := 1;
+    ino := pgnfs_root_ino();
     repaired := false;
-    SELECT f.type INTO t FROM fileatt f WHERE f.inode = 1;
+    SELECT f.type INTO t FROM fileatt f WHERE f.inode = pgnfs_root_ino();
     IF NOT FOUND THEN
         detail := 'the root directory (inode 1) is missing: restore from a backup';
         RETURN NEXT;
-    ELSIF t <> 2 THEN
+    ELSIF t <> pgnfs_t_dir() THEN
         detail := format('the root (inode 1) is a %s, not a directory: restore from a backup',
                          pgnfs_fsck_type(t));
         RETURN NEXT;
@@ -150,13 +154,14 @@ BEGIN
                FROM naming n
                LEFT JOIN fileatt f ON f.inode = n.inode
                LEFT JOIN fileatt p ON p.inode = n.parent
-              WHERE f.inode IS NULL OR p.inode IS NULL OR p.type <> 2 OR n.inode = 1
+              WHERE f.inode IS NULL OR p.inode IS NULL OR p.type <> pgnfs_t_dir()
+                 OR n.inode = pgnfs_root_ino()
               ORDER BY n.parent, n.name
     LOOP
         problem := 'names';
         ino := r.inode;
         detail := format('name %s in directory %s ', pgnfs_fsck_show(r.name), r.parent)
-                  || CASE WHEN r.inode = 1 THEN 'leads to the root'
+                  || CASE WHEN r.inode = pgnfs_root_ino() THEN 'leads to the root'
                           WHEN r.nofile THEN format('points to inode %s, which does not exist',
                                                     r.inode)
                           WHEN r.noparent THEN 'is in a directory that does not exist'
@@ -235,7 +240,7 @@ BEGIN
                 fixed := substring(base FROM 1 FOR 255 - length(sfx)) || sfx;
             END LOOP;
             UPDATE naming nm SET name = fixed WHERE nm.parent = r.parent AND nm.name = r.name;
-            now := (extract(epoch FROM clock_timestamp()) * 1000000000)::bigint;
+            now := (extract(epoch FROM clock_timestamp()) * pgnfs_ns_per_sec())::bigint;
             UPDATE fileatt f SET mtime = CASE WHEN f.inode = r.parent THEN now ELSE f.mtime END,
                                  ctime = pgnfs_next_ctime(f.ctime, now), change = f.change + 1
              WHERE f.inode IN (r.parent, r.inode);
@@ -258,7 +263,7 @@ DECLARE
 BEGIN
     PERFORM pgnfs_fsck_lock(p_repair);
     FOR r IN SELECT n.inode, count(*) AS names FROM naming n
-               JOIN fileatt f ON f.inode = n.inode AND f.type = 2
+               JOIN fileatt f ON f.inode = n.inode AND f.type = pgnfs_t_dir()
               GROUP BY n.inode HAVING count(*) > 1 ORDER BY n.inode
     LOOP
         problem := 'dir-links';
@@ -295,12 +300,12 @@ DECLARE
 BEGIN
     PERFORM pgnfs_fsck_lock(p_repair);
     FOR d IN WITH RECURSIVE r(i) AS (
-                 SELECT 1::bigint
+                 SELECT pgnfs_root_ino()
                  UNION
                  SELECT n.inode FROM naming n JOIN r ON n.parent = r.i
-                   JOIN fileatt f ON f.inode = n.inode AND f.type = 2)
+                   JOIN fileatt f ON f.inode = n.inode AND f.type = pgnfs_t_dir())
              SELECT f.inode FROM fileatt f
-              WHERE f.type = 2 AND f.inode <> 1
+              WHERE f.type = pgnfs_t_dir() AND f.inode <> pgnfs_root_ino()
                 AND EXISTS (SELECT 1 FROM naming n WHERE n.inode = f.inode)
                 AND NOT EXISTS (SELECT 1 FROM r WHERE r.i = f.inode)
               ORDER BY f.inode
@@ -348,7 +353,8 @@ DECLARE
 BEGIN
     PERFORM pgnfs_fsck_lock(p_repair);
     FOR r IN SELECT f.inode, f.type, f.size FROM fileatt f
-              WHERE f.inode <> 1 AND NOT EXISTS (SELECT 1 FROM naming n WHERE n.inode = f.inode)
+              WHERE f.inode <> pgnfs_root_ino()
+                AND NOT EXISTS (SELECT 1 FROM naming n WHERE n.inode = f.inode)
               ORDER BY f.inode
     LOOP
         problem := 'orphans';
@@ -382,15 +388,15 @@ BEGIN
     PERFORM pgnfs_fsck_lock(p_repair);
     FOR r IN WITH names AS (SELECT n.inode, count(*) AS c FROM naming n GROUP BY n.inode),
                   subdirs AS (SELECT n.parent, count(*) AS c FROM naming n
-                                JOIN fileatt s ON s.inode = n.inode AND s.type = 2
+                                JOIN fileatt s ON s.inode = n.inode AND s.type = pgnfs_t_dir()
                                GROUP BY n.parent)
              SELECT f.inode, f.type, f.nlink, w.want
                FROM fileatt f
                LEFT JOIN names nm ON nm.inode = f.inode
                LEFT JOIN subdirs sd ON sd.parent = f.inode,
-                    LATERAL (SELECT CASE WHEN f.type = 2 THEN 2 + coalesce(sd.c, 0)
+                    LATERAL (SELECT CASE WHEN f.type = pgnfs_t_dir() THEN 2 + coalesce(sd.c, 0)
                                          ELSE coalesce(nm.c, 0) END AS want) w
-              WHERE f.nlink <> w.want AND (f.type = 2 OR nm.c IS NOT NULL)
+              WHERE f.nlink <> w.want AND (f.type = pgnfs_t_dir() OR nm.c IS NOT NULL)
               ORDER BY f.inode
     LOOP
         problem := 'nlink';
@@ -426,7 +432,7 @@ BEGIN
                     EXISTS (SELECT 1 FROM allfiles a WHERE a.inode = f.inode) AS inall
                FROM pg_class c
                LEFT JOIN fileatt f ON f.inode = substring(c.relname FROM 4)::bigint
-                    AND f.type = 1
+                    AND f.type = pgnfs_t_reg()
               WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'
                 AND c.relname ~ '^inv[0-9]{1,18}$'
               ORDER BY 2
@@ -463,7 +469,7 @@ BEGIN
                     to_regclass(quote_ident(pgnfs_inv_name(t.inode))) IS NOT NULL AS hastab,
                     EXISTS (SELECT 1 FROM allfiles a WHERE a.inode = t.inode) AS inall
                FROM pgnfs_filetab t
-               LEFT JOIN fileatt f ON f.inode = t.inode AND f.type = 1
+               LEFT JOIN fileatt f ON f.inode = t.inode AND f.type = pgnfs_t_reg()
               ORDER BY t.inode
     LOOP
         ino := r.inode;
@@ -513,7 +519,7 @@ BEGIN
     PERFORM pgnfs_fsck_lock(p_repair);
     FOR r IN SELECT a.inode, count(*) AS chunks, sum(length(a.data)) AS bytes, f.type
                FROM allfiles a LEFT JOIN fileatt f ON f.inode = a.inode
-              WHERE f.inode IS NULL OR f.type <> 1
+              WHERE f.inode IS NULL OR f.type <> pgnfs_t_reg()
               GROUP BY a.inode, f.type ORDER BY a.inode
     LOOP
         problem := 'data-orphans';
@@ -572,7 +578,8 @@ BEGIN
     SELECT fs.chunk_size INTO cs FROM pgnfs_fs fs;
     FOR r IN SELECT c.ino, f.size, count(*) AS chunks,
                     max(c.chunk * cs + c.bytes) AS stored_end
-               FROM pgnfs_fsck_chunks() c JOIN fileatt f ON f.inode = c.ino AND f.type = 1
+               FROM pgnfs_fsck_chunks() c
+               JOIN fileatt f ON f.inode = c.ino AND f.type = pgnfs_t_reg()
               WHERE c.chunk * cs + c.bytes > f.size
               GROUP BY c.ino, f.size ORDER BY c.ino
     LOOP
@@ -603,10 +610,10 @@ BEGIN
     PERFORM pgnfs_fsck_lock(p_repair);
     FOR r IN WITH s AS (SELECT c.ino, sum(c.stored) AS stored FROM pgnfs_fsck_chunks() c
                          GROUP BY c.ino)
-             SELECT f.inode, f.type, f.used, CASE WHEN f.type = 1 THEN coalesce(s.stored, 0)
-                                                  ELSE 0 END AS want
+             SELECT f.inode, f.type, f.used,
+                    CASE WHEN f.type = pgnfs_t_reg() THEN coalesce(s.stored, 0) ELSE 0 END AS want
                FROM fileatt f LEFT JOIN s ON s.ino = f.inode
-              WHERE f.used <> CASE WHEN f.type = 1 THEN coalesce(s.stored, 0) ELSE 0 END
+              WHERE f.used <> CASE WHEN f.type = pgnfs_t_reg() THEN coalesce(s.stored, 0) ELSE 0 END
               ORDER BY f.inode
     LOOP
         problem := 'used';

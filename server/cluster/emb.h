@@ -13,7 +13,11 @@
  * Layout under DATA_DIR:
  *   DATA_DIR/pg/                 the PostgreSQL data directory
  *   DATA_DIR/pg/socket/          the Unix socket directory
- *   DATA_DIR/pg/postgresql.log   the server log
+ *   DATA_DIR/pg/log/             PostgreSQL's log, rotated by size (a new
+ *                                postgresql-DATE-TIME.log past 1 MiB; the 4
+ *                                newest kept)
+ *   DATA_DIR/pg/postgresql.log   what the postmaster says before its log
+ *                                collector runs (start failures)
  *   DATA_DIR/pgnfs.lock          held (flock) while a pgnfs process drives it
  *
  * The cluster has one database for the file system, "pgnfs", owned by the
@@ -88,6 +92,19 @@ typedef struct {
  * Cannot fail.
  */
 void emb_wal_for_disk(unsigned long long total_bytes, unsigned long long avail_bytes, emb_wal *out);
+
+/*
+ * emb_reserve_for_disk -- the bytes a file system of total_bytes with
+ * avail_bytes free keeps free for PostgreSQL itself, which data writes
+ * must leave alone (the space guard: dbfs_config space_reserve): twice
+ * max_wal_size of emb_wal_for_disk (the WAL between checkpoints, and what
+ * is written while one runs), plus a thirty-second of the file system
+ * between 24 MiB and 1 GiB (vacuum's maps, the relation cache, the
+ * statistics, the log, temporary files). 256 MiB: 88 MiB; 4 GiB: 640 MiB;
+ * 100 GiB and more: 3 GiB. Cannot fail.
+ */
+unsigned long long emb_reserve_for_disk(unsigned long long total_bytes,
+                                        unsigned long long avail_bytes);
 
 /* The file system under a cluster directory. */
 typedef struct {

@@ -1,9 +1,9 @@
 /*
  * emb_diag.c -- why the embedded cluster stopped or would not start, in
- * words a user can act on: the last lines of PostgreSQL's log
- * (pg_dir/postgresql.log) and what to do about what they say.
+ * words a user can act on: the last lines of PostgreSQL's log (the file
+ * written last, emb_log.c) and what to do about what they say.
  *
- *   last lines of /var/lib/pgnfs/pg/postgresql.log:
+ *   last lines of /var/lib/pgnfs/pg/log/postgresql-20260101-120000.log:
  *     ... PANIC:  could not write to file "pg_wal/xlogtemp.123": No space
  *     left on device
  *   what to do: the file system holding /var/lib/pgnfs is full: free space
@@ -16,39 +16,8 @@
 
 #include <glib.h>
 
-/* Lines of the log shown, and the most read from its end to find them. */
+/* Lines of the log shown. */
 #define EMB_TAIL_LINES 10
-#define EMB_TAIL_BYTES 8192
-
-/* The last n lines of the file at path ("" if unreadable; g_free). */
-static char *emb_file_tail(const char *path, unsigned n)
-{
-    FILE *f = fopen(path, "r");
-    char buf[EMB_TAIL_BYTES + 1];
-    size_t len = 0;
-
-    if (!f)
-        return g_strdup("");
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long size = ftell(f);
-        if (size > EMB_TAIL_BYTES)
-            fseek(f, size - EMB_TAIL_BYTES, SEEK_SET);
-        else
-            rewind(f);
-        len = fread(buf, 1, EMB_TAIL_BYTES, f);
-    }
-    fclose(f);
-    buf[len] = '\0';
-    while (len > 0 && buf[len - 1] == '\n')
-        buf[--len] = '\0';
-    /* Back from the end over n line breaks. */
-    char *start = buf + len;
-    for (unsigned seen = 0; start > buf; start--) {
-        if (start[-1] == '\n' && ++seen == n)
-            break;
-    }
-    return g_strdup(start);
-}
 
 /* Does text hold any of the NULL-terminated needles? */
 static bool emb_says(const char *text, const char *const *needles)
@@ -102,28 +71,31 @@ char *emb_advice(const char *log_text, const char *data_dir, const char *user, b
                                then);
     if (emb_says(log_text, memory))
         return g_strdup_printf("the machine is short of memory: free some%s", then);
-    return g_strdup_printf("read %s/pg/postgresql.log for the cause and remove it%s", data_dir,
-                           then);
+    return g_strdup_printf("read the newest file in %s/pg/log (and %s/pg/postgresql.log) for the "
+                           "cause and remove it%s",
+                           data_dir, data_dir, then);
 }
 
 /* emb_diagnose -- see emb_int.h. */
 char *emb_diagnose(const emb_cluster *c, bool serving)
 {
-    char *tail = emb_file_tail(c->log_file, EMB_TAIL_LINES);
+    char *path = NULL;
+    char *tail = emb_log_tail(c, EMB_TAIL_LINES, &path);
     char *advice = emb_advice(tail, c->data_dir, c->db_user, serving);
     GString *s = g_string_new(NULL);
 
     if (*tail) {
         char **lines = g_strsplit(tail, "\n", -1);
-        g_string_append_printf(s, "last lines of %s:\n", c->log_file);
+        g_string_append_printf(s, "last lines of %s:\n", path);
         for (char **l = lines; *l; l++)
             g_string_append_printf(s, "  %s\n", *l);
         g_strfreev(lines);
     } else {
-        g_string_append_printf(s, "%s is empty or cannot be read\n", c->log_file);
+        g_string_append_printf(s, "%s is empty or cannot be read\n", path);
     }
     g_string_append_printf(s, "what to do: %s", advice);
     g_free(advice);
     g_free(tail);
+    g_free(path);
     return g_string_free(s, FALSE);
 }

@@ -6,6 +6,8 @@
  *   emb_tools.c    PostgreSQL's tools run as the cluster user; pg_ctl;
  *                  postmaster.pid
  *   emb_wal.c      WAL sized for the disk; the space left on it
+ *   emb_log.c      its log kept small: PostgreSQL's rotation, old files
+ *                  removed, the end of the current one
  *   emb_diag.c     why the cluster stopped or did not start: the end of
  *                  its log and what to do
  *   emb_watch.c    the supervisor that restarts it while serving
@@ -95,6 +97,43 @@ bool emb_pm_read(const emb_cluster *c, pid_t *pid, bool *ready);
  * line saying so for the log in *why (both g_free). Never NULL.
  */
 char *emb_wal_options(const emb_cluster *c, char **why);
+
+/* --- the log (emb_log.c) ----------------------------------------------- */
+
+/* The collector starts a new file past this many KiB; the newest
+ * EMB_LOG_KEEP files stay. pg_ctl's own log file is cut to its last
+ * EMB_LOG_STDERR_KEEP bytes at a start once it is over EMB_LOG_STDERR_MAX. */
+#define EMB_LOG_FILE_KB     1024u
+#define EMB_LOG_KEEP        4u
+#define EMB_LOG_STDERR_MAX  (1024 * 1024)
+#define EMB_LOG_STDERR_KEEP (64 * 1024)
+/* Without inotify, how often the supervisor prunes the log, in ms. */
+#define EMB_LOG_PRUNE_MS 5000
+
+/*
+ * emb_log_options -- the postgres options ("-c name=value ...") that make
+ * PostgreSQL rotate its own log by size into pg_dir/log (g_free). Never
+ * NULL.
+ */
+char *emb_log_options(void);
+
+/* emb_log_dir -- pg_dir/log, where the collector writes (g_free). */
+char *emb_log_dir(const emb_cluster *c);
+
+/*
+ * emb_log_prune -- remove the collector's files but the EMB_LOG_KEEP
+ * newest; stopped (no postmaster runs): also cut pg_ctl's log file when
+ * it is over EMB_LOG_STDERR_MAX. Returns how many files went. Failures
+ * other than a file already gone are logged as warnings.
+ */
+unsigned emb_log_prune(const emb_cluster *c, bool stopped);
+
+/*
+ * emb_log_tail -- the last n lines of the log written last (the newest
+ * collector file, or pg_ctl's file when that is newer): a g_malloc'd
+ * string ("" when unreadable), and *path (g_free) the file it comes from.
+ */
+char *emb_log_tail(const emb_cluster *c, unsigned n, char **path);
 
 /*
  * emb_diagnose -- the end of the cluster's log and what to do about what

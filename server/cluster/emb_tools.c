@@ -156,20 +156,23 @@ bool emb_pg_status(const emb_cluster *c)
 }
 
 /*
- * The postgres options of a start: the WAL's, and the socket directory
- * (initdb wrote it into postgresql.conf, but a data directory that was
- * moved or renamed must still put its socket where pgnfs looks). pg_ctl
- * passes the options through /bin/sh, so the directory is given only
- * when it needs no quoting (g_free the result).
+ * The postgres options of a start: the WAL's, the log's rotation, and the
+ * socket directory (initdb wrote it into postgresql.conf, but a data
+ * directory that was moved or renamed must still put its socket where
+ * pgnfs looks). pg_ctl passes the options through /bin/sh, so the
+ * directory is given only when it needs no quoting (g_free the result).
  */
 static char *emb_start_options(const emb_cluster *c, char **why)
 {
     char *wal = emb_wal_options(c, why);
+    char *log = emb_log_options();
     bool plain = strspn(c->sock_dir, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                      "0123456789/._-+@") == strlen(c->sock_dir);
-    char *all = plain ? g_strdup_printf("%s -c unix_socket_directories=%s", wal, c->sock_dir)
-                      : g_strdup(wal);
+    char *all = plain
+                    ? g_strdup_printf("%s %s -c unix_socket_directories=%s", wal, log, c->sock_dir)
+                    : g_strdup_printf("%s %s", wal, log);
 
+    g_free(log);
     g_free(wal);
     return all;
 }
@@ -186,6 +189,7 @@ int emb_pg_start(const emb_cluster *c, bool serving, char **err)
     int rc;
 
     g_message("%s", why);
+    emb_log_prune(c, true);
     rc = emb_run(c, argv, &failed);
     if (rc != 0) {
         char *diag = emb_diagnose(c, serving);

@@ -63,6 +63,23 @@ void emb_wal_for_disk(unsigned long long total_bytes, unsigned long long avail_b
     out->slot_keep_mb = out->max_wal_mb;
 }
 
+/* The reserve's share for everything but WAL (emb_reserve_for_disk). */
+#define EMB_RESERVE_FLOOR_MB 24u
+#define EMB_RESERVE_CAP_MB   1024u
+
+/* emb_reserve_for_disk -- see emb.h. */
+unsigned long long emb_reserve_for_disk(unsigned long long total_bytes,
+                                        unsigned long long avail_bytes)
+{
+    emb_wal w;
+
+    emb_wal_for_disk(total_bytes, avail_bytes, &w);
+    return 2ull * w.max_wal_mb * EMB_MIB + (unsigned long long)emb_clamp_mb(total_bytes / 32,
+                                                                            EMB_RESERVE_FLOOR_MB,
+                                                                            EMB_RESERVE_CAP_MB) *
+                                               EMB_MIB;
+}
+
 /* emb_space_of -- see emb.h. */
 int emb_space_of(const char *data_dir, emb_space *out)
 {

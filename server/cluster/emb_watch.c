@@ -32,9 +32,14 @@
  *                           line), delay doubled --> WAITING
  *      BACK: INFO "PostgreSQL in DIR is back" --> WATCHING
  *
- * The server's connections notice the outage themselves: a call on a
- * broken connection answers JUKEBOX and the next one reconnects, so
- * nothing here talks to the server.
+ * The server's connections notice the outage themselves: a connection
+ * that the old postmaster's backend closed is reconnected before its next
+ * call, and calls while the cluster is down answer JUKEBOX, so nothing
+ * here talks to the server.
+ *
+ * While it watches, it also keeps the log small: when PostgreSQL's log
+ * collector starts a new file (inotify on pg_dir/log), the old ones past
+ * EMB_LOG_KEEP are removed (emb_log.c).
  *
  * NOTES
  *   The thread starts with every asynchronous signal blocked, so SIGINT
@@ -51,6 +56,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -97,37 +103,73 @@ static bool emb_watch_alive(const emb_cluster *c, pid_t pid)
     return emb_pm_read(c, &now, &ready) && now == pid;
 }
 
-/* Wait until postmaster pid exits (true) or the watch is stopped (false). */
+/* An inotify descriptor that becomes readable when a file appears in
+ * the cluster's log directory (-1 when that cannot be watched). */
+static int emb_watch_log_notify(const emb_cluster *c)
+{
+    char *dir = emb_log_dir(c);
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+
+    if (fd >= 0 && inotify_add_watch(fd, dir, IN_CREATE | IN_MOVED_TO) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    g_free(dir);
+    return fd;
+}
+
+/* Read every pending inotify event of fd (their content does not matter). */
+static void emb_watch_drain(int fd)
+{
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+    while (read(fd, buf, sizeof buf) > 0) {
+        /* again */
+    }
+}
+
+/*
+ * Wait until postmaster pid exits (true) or the watch is stopped (false),
+ * pruning the log (emb_log_prune) whenever a new file appears in it. With
+ * a pidfd and inotify this sleeps until something happens; without a
+ * pidfd it looks at the postmaster every EMB_WATCH_POLL_MS, without
+ * inotify it prunes every EMB_LOG_PRUNE_MS.
+ */
 static bool emb_watch_wait_exit(emb_watch *w, pid_t pid)
 {
+    int pfd = -1;
 #ifdef SYS_pidfd_open
-    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-
-    if (pfd >= 0) {
-        struct pollfd p[2] = {{.fd = pfd, .events = POLLIN}, {.fd = w->stop_rd, .events = POLLIN}};
-        /* The pid may have been reused before the pidfd was taken. */
-        bool died = !emb_watch_alive(w->c, pid);
-
-        while (!died) {
-            int rc = poll(p, 2, -1);
-            if (rc < 0 && errno == EINTR)
-                continue;
-            if (rc < 0 || p[1].revents) {
-                close(pfd);
-                return false;
-            }
-            died = p[0].revents != 0;
-        }
-        close(pfd);
-        return true;
-    }
+    pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 #endif
-    for (;;) {
-        if (emb_watch_stopping(w, EMB_WATCH_POLL_MS))
-            return false;
-        if (!emb_watch_alive(w->c, pid))
-            return true;
+    int ifd = emb_watch_log_notify(w->c);
+    /* poll() skips the negative descriptors. */
+    struct pollfd p[3] = {{.fd = w->stop_rd, .events = POLLIN},
+                          {.fd = pfd, .events = POLLIN},
+                          {.fd = ifd, .events = POLLIN}};
+    int timeout = pfd < 0 ? EMB_WATCH_POLL_MS : ifd < 0 ? EMB_LOG_PRUNE_MS : -1;
+    /* The pid may have been reused before the pidfd was taken. */
+    bool died = !emb_watch_alive(w->c, pid), stopped = false;
+
+    emb_log_prune(w->c, false);
+    while (!died && !stopped) {
+        int rc = poll(p, 3, timeout);
+
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc < 0 || p[0].revents) {
+            stopped = true; /* stopping, or cannot wait: stop rather than spin */
+            break;
+        }
+        if (p[2].revents)
+            emb_watch_drain(ifd);
+        emb_log_prune(w->c, false);
+        died = pfd >= 0 ? p[1].revents != 0 : !emb_watch_alive(w->c, pid);
     }
+    if (pfd >= 0)
+        close(pfd);
+    if (ifd >= 0)
+        close(ifd);
+    return !stopped;
 }
 
 /* Log text (lines) at error level, one event per line. */

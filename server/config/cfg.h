@@ -68,7 +68,7 @@ typedef struct {
     unsigned drc_entries;                 /* duplicate request cache size; default 4096 */
     char *portmap;                        /* built-in portmapper: auto, on, off; default auto */
     unsigned portmap_port;                /* its port, TCP and UDP; default 111 */
-    /* [metrics] (Prometheus text format over HTTP, srv_metrics.c) */
+    /* [metrics] (Prometheus text format over HTTP, met.c) */
     bool metrics_enable;   /* default false */
     char *metrics_listen;  /* address; default "127.0.0.1" */
     unsigned metrics_port; /* default 9466; 0 = a free port (logged) */
@@ -83,6 +83,12 @@ typedef struct {
     bool relatime;       /* default true */
     /* hybrid: bytes past which a file gets its own table; default 65536 */
     unsigned hybrid_threshold;
+    /* The space guard: the directory whose file system holds the
+     * database ("" = the embedded cluster's data_dir, none for a
+     * [database] conninfo; "none" = no guard), and the MiB kept free there
+     * for PostgreSQL (0 = derived from the disk: emb_reserve_for_disk) */
+    char *space_path;
+    unsigned reserve_mb;
     /* The new file system's root directory (mkfs): owner, group, mode;
      * default 0, 0, 01777 (like /tmp: root-squashed clients, the default,
      * can create files in a new file system at once, each keeping its own) */

@@ -1,9 +1,15 @@
 /*
  * cfg_dbfs.c -- from a configuration to the dbfs_config that opens the
- * file system: the one place where [storage] relatime, the [cache] keys
- * and the [writeback] bounds become dbfs settings, shared by `pgnfs serve`
- * (and the other pgnfs commands that attach) and `pgnfsd`; and the check
- * of a configuration against the file system it opened (cfg_check_fs).
+ * file system: the one place where [storage] relatime, space_path and
+ * reserve, the [cache] keys and the [writeback] bounds become dbfs
+ * settings, shared by `pgnfs serve` (and the other pgnfs commands that
+ * attach) and `pgnfsd`; and the check of a configuration against the file
+ * system it opened (cfg_check_fs).
+ *
+ * The space guard's reserve, unless [storage] reserve sets it, is derived
+ * from the disk under the space path as it is at start
+ * (emb_reserve_for_disk: twice the WAL the embedded cluster allows
+ * between checkpoints, plus a share of the disk).
  *
  * NOTES
  *   A cache or buffer switched off ([cache] stat/naming/buffer = false,
@@ -18,6 +24,42 @@
 #include <glib.h>
 
 #include "cfg.h"
+#include "emb.h"
+
+#define CFG_MIB (1024ull * 1024ull)
+
+/* The directory whose file system holds the database, or NULL (none: a
+ * remote database, or [storage] space_path = none). */
+static const char *cfg_space_path(const cfg *c, bool embedded)
+{
+    if (strcmp(c->space_path, "none") == 0)
+        return NULL;
+    if (*c->space_path)
+        return c->space_path;
+    return embedded ? c->data_dir : NULL;
+}
+
+/* The bytes the space guard keeps free under path (0: no guard). A
+ * space_path set but not there is worth a warning; the embedded
+ * cluster's directory is there whenever a server attaches. */
+static uint64_t cfg_space_reserve(const cfg *c, const char *path)
+{
+    emb_space sp;
+    int rc;
+
+    if (c->reserve_mb)
+        return (uint64_t)c->reserve_mb * CFG_MIB;
+    rc = emb_space_of(path, &sp);
+    if (rc != 0 && *c->space_path) {
+        g_warning("[storage] space_path %s cannot be measured (%s): data writes are not held "
+                  "back from filling its disk",
+                  path, g_strerror(-rc));
+        return 0;
+    }
+    if (rc != 0)
+        return 0;
+    return emb_reserve_for_disk(sp.total_bytes, sp.avail_bytes);
+}
 
 /* cfg_dbfs_config -- see cfg.h. */
 void cfg_dbfs_config(const cfg *c, const char *conninfo, dbfs_config *out)
@@ -27,9 +69,11 @@ void cfg_dbfs_config(const cfg *c, const char *conninfo, dbfs_config *out)
     memset(out, 0, sizeof *out);
     out->conninfo = conninfo;
     out->relatime = c->relatime;
-    /* FSSTAT measures the disk under the embedded cluster's directory; a
-     * remote database's disk cannot be measured from here. */
-    out->space_path = embedded ? c->data_dir : NULL;
+    /* FSSTAT and the space guard measure the disk under the embedded
+     * cluster's directory; a remote database's disk only when
+     * [storage] space_path names a directory on it. */
+    out->space_path = cfg_space_path(c, embedded);
+    out->space_reserve = out->space_path ? cfg_space_reserve(c, out->space_path) : 0;
     out->stat_cache_entries = c->stat_cache ? c->stat_size : 0;
     out->name_cache_entries = c->name_cache ? c->naming_size : 0;
     out->buffer_cache_bytes = c->buffer_cache ? c->buffer_size : 0;

@@ -5,7 +5,7 @@
  *   / = 127.0.0.1(rw,no_root_squash) 10.0.0.0/8(ro) host.example.com *(ro)
  *
  * A client is *, an address, a network (ADDR/PREFIX or ADDR/NETMASK) or a
- * host name (resolved on each check by srv_export.c); options are those
+ * host name (resolved on each check by exp.c); options are those
  * of cfg_export_options below, the last of two contradicting ones
  * winning. The path must be absolute and plain (no '.', '..', '//' or
  * trailing '/').

@@ -64,6 +64,8 @@ const cfg_key cfg_keys[] = {
     {"storage", "relatime", CFG_T_BOOL, offsetof(cfg, relatime), "true", 0, 0, NULL, false},
     {"storage", "hybrid_threshold", CFG_T_UINT, offsetof(cfg, hybrid_threshold), "65536", 1,
      1073741824, NULL, false},
+    {"storage", "space_path", CFG_T_STRING, offsetof(cfg, space_path), "", 0, 0, NULL, false},
+    {"storage", "reserve", CFG_T_UINT, offsetof(cfg, reserve_mb), "0", 0, 4194304, NULL, false},
     {"storage", "root_uid", CFG_T_UINT, offsetof(cfg, root_uid), "0", 0, 4294967294u, NULL, false},
     {"storage", "root_gid", CFG_T_UINT, offsetof(cfg, root_gid), "0", 0, 4294967294u, NULL, false},
     {"storage", "root_mode", CFG_T_MODE, offsetof(cfg, root_mode), "1777", 0, 0, NULL, false},

@@ -2,8 +2,11 @@
  * mnt3.c -- the MOUNT version 3 protocol (program 100005, RFC 1813
  * section 5): NULL, MNT, DUMP, UMNT, UMNTALL, EXPORT, and the program as
  * it registers with the RPC runtime (mnt3_program.h). Without a database
- * connection MOUNT calls other than NULL are dropped: the client retries
- * (MOUNT has no "try again later" status).
+ * connection MOUNT calls other than NULL are dropped, and so is an MNT
+ * whose walk meets the database away (-EAGAIN: restarting, or the
+ * connection just lost): the client retries (MOUNT has no "try again
+ * later" status, and MNT3ERR_IO would end a mount that a moment later
+ * works).
  *
  * NOTES
  *   MNT accepts an export's path or any directory below it, as Linux
@@ -183,10 +186,10 @@ static void mnt3_record(srv_ctx *srv, const char *host, const char *path)
     bool found = false;
 
     pthread_mutex_lock(&srv->mounts_lock);
-    for (const srv_mount *m = srv->mounts; m && !found; m = m->next, n++)
+    for (const exp_mount *m = srv->mounts; m && !found; m = m->next, n++)
         found = strcmp(m->host, host) == 0 && strcmp(m->path, path) == 0;
     if (!found && n < MNT3_MOUNTS_MAX) {
-        srv_mount *m = g_new0(srv_mount, 1);
+        exp_mount *m = g_new0(exp_mount, 1);
         m->host = g_strdup(host);
         m->path = g_strdup(path);
         m->next = srv->mounts;
@@ -199,8 +202,8 @@ static void mnt3_record(srv_ctx *srv, const char *host, const char *path)
 static void mnt3_forget(srv_ctx *srv, const char *host, const char *path)
 {
     pthread_mutex_lock(&srv->mounts_lock);
-    for (srv_mount **pp = &srv->mounts; *pp;) {
-        srv_mount *m = *pp;
+    for (exp_mount **pp = &srv->mounts; *pp;) {
+        exp_mount *m = *pp;
         if (strcmp(m->host, host) == 0 && (!path || strcmp(m->path, path) == 0)) {
             *pp = m->next;
             g_free(m->host);
@@ -239,7 +242,7 @@ static void mnt3_proc_mnt(srv_req *req, void *argp, void *resp)
         if (!mnt3_under(e->path, path))
             continue;
         const cfg_client *c =
-            srv_client_match(e, (const struct sockaddr *)&req->peer, req->peerlen);
+            exp_client_match(e, (const struct sockaddr *)&req->peer, req->peerlen);
         if (!c || (c->secure && srv_peer_port(req) >= 1024))
             continue;
         if (!best || strlen(e->path) > strlen(best->path))
@@ -255,8 +258,20 @@ static void mnt3_proc_mnt(srv_req *req, void *argp, void *resp)
         g_warning("mount: export %s is beyond the 256 a file handle can name", best->path);
         st = MNT3ERR_SERVERFAULT;
     }
-    if (st == MNT3_OK)
-        st = mnt3_stat(mnt3_resolve(req, path, &attr));
+    if (st == MNT3_OK) {
+        int err = mnt3_resolve(req, path, &attr);
+
+        if (err == -EAGAIN) {
+            char *shown = g_strescape(path, NULL);
+            g_info("mount: %s asked for \"%s\" while the database is away: no answer (the "
+                   "client asks again)",
+                   host, shown);
+            g_free(shown);
+            srv_req_drop(req);
+            return;
+        }
+        st = mnt3_stat(err);
+    }
     if (st == MNT3_OK && attr.type != DBFS_DIR)
         st = MNT3ERR_NOTDIR;
     res->fhs_status = st;
@@ -292,7 +307,7 @@ static void mnt3_proc_dump(srv_req *req, void *argp, void *resp)
 
     (void)argp;
     pthread_mutex_lock(&srv->mounts_lock);
-    for (const srv_mount *m = srv->mounts; m; m = m->next) {
+    for (const exp_mount *m = srv->mounts; m; m = m->next) {
         mountbody *b = srv_req_alloc(req, sizeof *b);
         b->ml_hostname = srv_req_strdup(req, m->host);
         b->ml_directory = mnt3_path_out(req, m->path);

@@ -264,7 +264,7 @@ void nfs3_path_out(srv_req *req, const char *path, nfspath3 *out)
 
 nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out)
 {
-    int err = srv_fh_in(req, in->data.data_val, in->data.data_len, out);
+    int err = exp_fh_in(req, in->data.data_val, in->data.data_len, out);
 
     /* -EBADF: BADHANDLE; -ESTALE: STALE; -EACCES: ACCES. */
     return err ? nfs3_errno_to_stat(err, req->proc) : NFS3_OK;

@@ -36,7 +36,7 @@
 #include "dbfs.h"
 #include "fh.h"
 #include "srv.h"
-#include "srv_export.h"
+#include "exp.h"
 
 /*
  * xdr_void as a srv_proc XDR routine; the cast goes through void (*)(void),
@@ -183,7 +183,7 @@ bool_t nfs3_args_link(XDR *x, LINK3args *a);
 
 /*
  * nfs3_fh_in -- the file named by handle `in`, and the caller as the
- * handle's export sees him (srv_fh_in, srv_export.h, with the errors as
+ * handle's export sees him (exp_fh_in, exp.h, with the errors as
  * statuses). Decodes and authenticates the handle (-EBADF:
  * NFS3ERR_BADHANDLE; -ESTALE: NFS3ERR_STALE for another file system or an
  * export index beyond the configuration), checks that the export admits

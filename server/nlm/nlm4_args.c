@@ -1,7 +1,7 @@
 /*
  * nlm4_args.c -- NLM arguments as dbfs's lock calls take them, and their
  * outcomes as NLM statuses (nlm4_int.h): the file handle (our NFS handle,
- * checked, admitted and squashed by srv_fh_in as NFS does), the owner
+ * checked, admitted and squashed by exp_fh_in as NFS does), the owner
  * (caller_name, svid, oh), the 64-bit range, the addresses, the holder in
  * a denied reply.
  *
@@ -22,12 +22,12 @@
 #include <string.h>
 
 #include "nlm4_int.h"
-#include "srv_export.h"
+#include "exp.h"
 
 /* nlm4_file_in -- see nlm4_int.h. */
 nlm4_stats nlm4_file_in(srv_req *req, const nlm_netobj *fh, dbfs_fh *out)
 {
-    int err = srv_fh_in(req, fh->nlm_netobj_val, fh->nlm_netobj_len, out);
+    int err = exp_fh_in(req, fh->nlm_netobj_val, fh->nlm_netobj_len, out);
 
     if (err == 0)
         return NLM4_GRANTED;

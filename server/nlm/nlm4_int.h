@@ -91,7 +91,7 @@ typedef struct {
 
 /*
  * nlm4_file_in -- the file of handle fh (req->export/client/cred set as
- * srv_fh_in does). Returns NLM4_GRANTED, NLM4_STALE_FH (stale, another
+ * exp_fh_in does). Returns NLM4_GRANTED, NLM4_STALE_FH (stale, another
  * file system, an export gone) or NLM4_FAILED (not a handle of ours, not
  * admitted), as Linux's lockd answers.
  */

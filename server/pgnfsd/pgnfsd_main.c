@@ -25,7 +25,7 @@
 #include "cfg.h"
 #include "dbfs.h"
 #include "log.h"
-#include "srv_run.h"
+#include "pgnfsd_run.h"
 
 #define PGNFSD_EXIT_OK    0
 #define PGNFSD_EXIT_FAIL  1
@@ -132,7 +132,7 @@ int main(int argc, char **argv)
         cfg_free(c);
         return rc == -EINVAL ? PGNFSD_EXIT_USAGE : PGNFSD_EXIT_FAIL;
     }
-    rc = srv_run(c, fs) == 0 ? PGNFSD_EXIT_OK : PGNFSD_EXIT_FAIL;
+    rc = pgnfsd_run(c, fs) == 0 ? PGNFSD_EXIT_OK : PGNFSD_EXIT_FAIL;
     dbfs_close(fs);
     cfg_free(c);
     return rc;

@@ -60,7 +60,7 @@
 /* Largest RPC record we accept over TCP: the payload plus headers. */
 #define SRV_RECORD_MAX (SRV_IO_MAX + 64u * 1024u)
 
-/* The programs' shared context (server/export/srv_export.h): opaque to
+/* The programs' shared context (server/export/exp.h): opaque to
  * the runtime, which hands it to every handler as req->srv. */
 typedef struct srv_ctx srv_ctx;
 typedef struct srv_program srv_program;
@@ -94,10 +94,11 @@ typedef struct srv_req {
     const cfg_export *export;
     const cfg_client *client;
     dbfs_cred cred;
-    /* The runtime's: request memory and the per-client log limiter. */
+    /* The runtime's: request memory and the per-client log limiter, and
+     * whether the handler asked for no reply (srv_req_drop). */
     srv_alloc_block *allocs;
     log_ratelimit *rl;
-    bool drop; /* srv_req_drop: send no reply */
+    bool drop;
 } srv_req;
 
 /* One procedure of a program version. An entry without a name is not
@@ -177,10 +178,10 @@ char *srv_req_strdup(srv_req *req, const char *s);
 void srv_req_release(srv_req *req);
 
 /*
- * srv_req_drop -- send no reply to this call (the handler could not do it
- * now and the client is to send it again, as Linux's lockd drops a call it
- * cannot serve yet). The result is neither encoded nor kept in the
- * duplicate request cache. Cannot fail.
+ * srv_req_drop -- send no reply to this call (its result is discarded and
+ * never kept for replays): the client sends it again after its timeout.
+ * For a handler whose program has no "try again later" status (MOUNT)
+ * when the database is away for a moment. Cannot fail.
  */
 void srv_req_drop(srv_req *req);
 

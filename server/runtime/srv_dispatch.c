@@ -26,7 +26,8 @@
  *     srv_step_run         arguments: GARBAGE_ARGS if args_xdr fails
  *                          no database connection (needs_db, not NULL):
  *                          the program's retry_later result without running
- *                          the handler, or dropped
+ *                          the handler, or dropped; a handler that asked
+ *                          for no reply (srv_req_drop): dropped
  *                          reply encoding: SYSTEM_ERR if res_xdr fails
  *
  * Every bad call gets one log line (rate-limited per client address).
@@ -317,7 +318,7 @@ static bool srv_decode_args(srv_dispatch *d, void *args)
  * false when the call is dropped; *keep says whether the result may be
  * replayed from the duplicate request cache.
  */
-static bool srv_run_handler(srv_dispatch *d, srv_req *req, void *args, void *res, bool *keep)
+static bool pgnfsd_run_handler(srv_dispatch *d, srv_req *req, void *args, void *res, bool *keep)
 {
     const srv_program *p = d->prog;
     bool needs_db = p->needs_db && d->call.proc != 0;
@@ -334,12 +335,13 @@ static bool srv_run_handler(srv_dispatch *d, srv_req *req, void *args, void *res
     }
     if (d->proc->handler)
         d->proc->handler(req, args, res);
+    if (req->drop) {
+        srv_stats_event(d->env->stats, SRV_EV_NO_DB);
+        *keep = false;
+        return false;
+    }
     *keep = !p->cacheable || p->cacheable(d->call.proc, res);
-    if (!req->drop)
-        return true;
-    *keep = false;
-    g_debug("xid 0x%08x: %s %s: dropped by its handler", d->call.xid, p->name, d->proc->name);
-    return false;
+    return true;
 }
 
 /*
@@ -388,7 +390,7 @@ static bool srv_reply_to(srv_dispatch *d, srv_req *req, void *args, void *res, b
                          bool *rpc_error)
 {
     *rpc_error = false;
-    if (!srv_run_handler(d, req, args, res, keep))
+    if (!pgnfsd_run_handler(d, req, args, res, keep))
         return false;
     if (srv_reply_success(d->out, d->call.xid, d->proc->res_xdr, res))
         return true;

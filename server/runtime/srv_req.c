@@ -68,6 +68,12 @@ char *srv_req_strdup(srv_req *req, const char *s)
     return p;
 }
 
+/* srv_req_drop -- see srv.h. */
+void srv_req_drop(srv_req *req)
+{
+    req->drop = true;
+}
+
 void srv_req_release(srv_req *req)
 {
     srv_alloc_block *b = req->allocs;
@@ -99,11 +105,6 @@ void srv_req_complain(srv_req *req, const char *fmt, ...)
     else
         g_message("%s from %s: %s", req->prog ? req->prog->name : "call", who, msg);
     g_free(msg);
-}
-
-void srv_req_drop(srv_req *req)
-{
-    req->drop = true;
 }
 
 void srv_peer_host(const srv_req *req, char *buf, size_t len)

@@ -534,36 +534,85 @@ static long td_kill_others(const char *conninfo)
                             "          AND pid <> pg_backend_pid() OFFSET 0) s");
 }
 
+/* A write on a connection of its own, for the mid-call kill below. */
+typedef struct {
+    dbfs *fs;
+    dbfs_fh fh;
+    int rc;
+} td_writer;
+
+static gpointer td_writer_run(gpointer arg)
+{
+    td_writer *w = arg;
+    dbfs_cred root = td_root();
+    dbfs_conn *c;
+    dbfs_stable st;
+    dbfs_wcc wcc;
+
+    td_rc(dbfs_conn_open(w->fs, &c), 0);
+    w->rc = dbfs_write(c, &root, w->fh, 0, "dead", 4, DBFS_FILE_SYNC, &st, &wcc);
+    dbfs_conn_close(c);
+    return NULL;
+}
+
+/*
+ * The backend behind a connection goes away. While the connection is
+ * idle (PostgreSQL restarted, an administrator's pg_terminate_backend),
+ * the next call finds it ended before it sends anything, reconnects and
+ * works at once. In the middle of a call the call answers -EAGAIN (it may
+ * have committed: it is not run again), and the next one works.
+ */
 static void test_lost_connection(void)
 {
     td_fs t;
     dbfs_cred u = td_user(1000, 100, 0, td_no_groups);
     dbfs_attr a, f;
     char buf[4];
+    char ino[32];
+    const char *vals[1] = {ino};
 
     td_open(&t);
     f = td_create(&t, &u, t.root, "f", 0644);
     td_write(&t, &u, td_fh(&f), 0, "live", 4);
 
-    /* Kill the backend behind dbfs's connection (the only other session on
-     * this database is the one doing the killing). */
+    /* Idle: kill the backend behind dbfs's connection (the only other
+     * session on this database is the one doing the killing). */
     g_assert_cmpint(td_kill_others(t.conninfo), ==, 1);
-    td_rc(dbfs_getattr(t.c, t.root, &a), -EAGAIN);
     a = td_getattr(&t, t.root);
     g_assert_cmpuint(a.ino, ==, DBFS_ROOT_INO);
-
-    /* In the middle of a data call too, and again for a write. */
     g_assert_cmpint(td_kill_others(t.conninfo), ==, 1);
-    dbfs_stable st;
-    dbfs_wcc w;
-    td_rc(dbfs_write(t.c, &u, td_fh(&f), 0, "dead", 4, DBFS_FILE_SYNC, &st, &w), -EAGAIN);
+    td_write(&t, &u, td_fh(&f), 0, "next", 4);
+    g_assert_cmpint(td_kill_others(t.conninfo), ==, 1);
     td_read(&t, &u, td_fh(&f), 0, buf, 4);
-    g_assert_cmpmem(buf, 4, "live", 4);
-    g_assert_cmpint(td_kill_others(t.conninfo), ==, 1);
-    uint32_t n;
-    bool eof;
-    dbfs_attr_opt ao;
-    td_rc(dbfs_read(t.c, &u, td_fh(&f), 0, 4, buf, &n, &eof, &ao), -EAGAIN);
+    g_assert_cmpmem(buf, 4, "next", 4);
+
+    /* In the middle of a call: a write waits for the file's row, which
+     * another session holds; its backend is killed while it waits. */
+    PGconn *ext = PQconnectdb(t.conninfo);
+    PGresult *r;
+    g_assert_cmpint(PQstatus(ext), ==, CONNECTION_OK);
+    r = PQexec(ext, "BEGIN");
+    PQclear(r);
+    g_snprintf(ino, sizeof ino, "%" G_GUINT64_FORMAT, f.ino);
+    r = PQexecParams(ext, "SELECT 1 FROM fileatt WHERE inode = $1::int8 FOR UPDATE", 1, NULL, vals,
+                     NULL, NULL, 0);
+    g_assert_cmpint(PQresultStatus(r), ==, PGRES_TUPLES_OK);
+    PQclear(r);
+    td_writer w = {.fs = t.fs, .fh = td_fh(&f)};
+    GThread *th = g_thread_new("writer", td_writer_run, &w);
+    td_wait_lock_waiter(t.conninfo);
+    g_assert_cmpint(td_sql(t.conninfo, "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid,"
+                                       " 30000)) FROM pg_stat_activity"
+                                       " WHERE datname = current_database()"
+                                       " AND wait_event_type = 'Lock'"),
+                    ==, 1);
+    g_thread_join(th);
+    td_rc(w.rc, -EAGAIN);
+    r = PQexec(ext, "ROLLBACK");
+    PQclear(r);
+    PQfinish(ext);
+    td_read(&t, &u, td_fh(&f), 0, buf, 4);
+    g_assert_cmpmem(buf, 4, "next", 4);
     td_write(&t, &u, td_fh(&f), 0, "back", 4);
     td_read(&t, &u, td_fh(&f), 0, buf, 4);
     g_assert_cmpmem(buf, 4, "back", 4);

@@ -284,10 +284,27 @@ static void test_gone_and_setuid(void)
     td_close(&t);
 }
 
-/* An UNSTABLE write whose check meets a lost connection answers -EAGAIN
- * (JUKEBOX: the client sends it again) and stores nothing: it is not
- * taken for a write the buffer declined and sent again as a stable one.
- * The stat cache is off, so the check is a round trip. */
+/* Allow or refuse new connections to the database of conninfo (from the
+ * cluster's "postgres" database, which stays open). */
+static void tw_allow_connections(const char *conninfo, bool allow)
+{
+    const char *db = strstr(conninfo, "dbname=");
+    char *name, *sql;
+
+    g_assert_nonnull(db);
+    name = g_strndup(db + 7, strcspn(db + 7, " "));
+    sql = g_strdup_printf("ALTER DATABASE \"%s\" ALLOW_CONNECTIONS %s", name,
+                          allow ? "true" : "false");
+    td_sql(tl_cluster_conninfo(), sql);
+    g_free(sql);
+    g_free(name);
+}
+
+/* An UNSTABLE write whose check cannot reach the database (its connection
+ * lost, and the database refusing new ones) answers -EAGAIN (JUKEBOX: the
+ * client sends it again) and stores nothing: it is not taken for a write
+ * the buffer declined and sent again as a stable one. The stat cache is
+ * off, so the check is a round trip. */
 static void test_lost_check(void)
 {
     td_fs t;
@@ -305,16 +322,21 @@ static void test_lost_check(void)
     td_rc(dbfs_conn_open(t.fs, &t.c), 0);
     t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t.fs)->root_gen};
     dbfs_attr f = td_create(&t, &root, t.root, "f", 0644);
-    g_assert_cmpint(td_sql(t.conninfo, "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid,"
-                                       " 30000)) FROM pg_stat_activity"
-                                       " WHERE datname = current_database()"
-                                       " AND application_name = 'pgnfs'"),
+    tw_allow_connections(t.conninfo, false);
+    g_assert_cmpint(td_sql(tl_cluster_conninfo(),
+                           "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 30000))"
+                           " FROM pg_stat_activity WHERE application_name = 'pgnfs'"),
                     ==, 1);
+    g_test_expect_message("pgnfs-dbfs", G_LOG_LEVEL_MESSAGE, "*ended an idle connection*");
+    g_test_expect_message("pgnfs-dbfs", G_LOG_LEVEL_WARNING,
+                          "cannot reconnect to the database*not currently accepting*");
     td_rc(dbfs_write(t.c, &root, td_fh(&f), 0, "lost", 4, DBFS_UNSTABLE, &st, &w), -EAGAIN);
+    g_test_assert_expected_messages();
+    tw_allow_connections(t.conninfo, true);
     g_assert_cmpint(tw_stored_size(&t, f.ino), ==, 0);
     dbfs_wb_figures(t.fs, &ws);
     g_assert_cmpuint(ws.bytes, ==, 0);
-    /* The connection was reset: the client's retry is buffered. */
+    /* The database is back: the client's retry is buffered. */
     g_assert_cmpint(tw_write(&t, &root, td_fh(&f), 0, "back", 4, DBFS_UNSTABLE, &w), ==,
                     DBFS_UNSTABLE);
     td_rc(dbfs_commit(t.c, td_fh(&f), 0, 0, &w), 0);

@@ -4,11 +4,14 @@
 #include "fault.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -171,6 +174,58 @@ bool ft_server_running(char **why)
     else
         *why = g_strdup_printf("exited with status %d", WEXITSTATUS(status));
     return false;
+}
+
+void ft_private_mounts_or_skip(const char *what)
+{
+    const char *why = NULL;
+
+    if (geteuid() != 0)
+        why = "not root: cannot mount a tmpfs";
+    else if (unshare(CLONE_NEWNS) != 0)
+        why = "cannot make a private mount namespace (unshare)";
+    else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        why = "cannot make the mounts private";
+    if (why) {
+        printf("1..0 # SKIP %s cannot run here: %s (%s)\n", what, why, g_strerror(errno));
+        fprintf(stderr, "%s cannot run here: %s\n", what, why);
+        exit(77);
+    }
+}
+
+/* The tmpfs's cleanup: waits for end-of-file on stdin (this process has
+ * ended), then unmounts $1 once nothing uses it (at most 60 s, then
+ * detached) and removes the directory. */
+static const char ft_tmpfs_reaper[] =
+    "cat >/dev/null\n"
+    "i=0\n"
+    "until umount \"$1\" 2>/dev/null; do\n"
+    "  i=$((i+1)); if [ $i -ge 600 ]; then umount -l \"$1\"; break; fi; sleep 0.1\n"
+    "done\n"
+    "rmdir \"$1\"\n";
+
+char *ft_tmpfs(unsigned mb)
+{
+    const char *base = getenv("TMPDIR");
+    char *dir = g_build_filename(base && *base ? base : "/tmp", "pgnfs-tmpfs-XXXXXX", NULL);
+    char *opts = g_strdup_printf("size=%um,mode=0755", mb);
+    GError *err = NULL;
+    int fds[2];
+
+    if (!g_mkdtemp(dir))
+        g_error("cannot make a directory for a tmpfs: %s", g_strerror(errno));
+    if (mount("tmpfs", dir, "tmpfs", 0, opts) != 0)
+        g_error("mount tmpfs on %s (%s): %s", dir, opts, g_strerror(errno));
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        g_error("pipe: %s", g_strerror(errno));
+    char *argv[] = {"/bin/sh", "-c", (char *)ft_tmpfs_reaper, "pgnfs-tmpfs-reaper", dir, NULL};
+    if (!g_spawn_async_with_fds("/", argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, NULL,
+                                fds[0], -1, -1, &err))
+        g_error("cannot start the cleanup process of %s: %s", dir, err->message);
+    close(fds[0]);
+    /* fds[1] stays open, unused, until this process ends. */
+    g_free(opts);
+    return dir;
 }
 
 uint64_t ft_write_verf(nr_ctx *c, const nr_fh *scratch)

@@ -71,4 +71,26 @@ bool ft_server_running(char **why);
  * scratch file). */
 uint64_t ft_write_verf(nr_ctx *c, const nr_fh *scratch);
 
+/*
+ * ft_private_mounts_or_skip -- give this process a mount namespace of its
+ * own, with every mount private: what it mounts later is seen only by it
+ * and its children (the server, PostgreSQL) and goes away with them. Not
+ * root, or no mount namespace: prints why (naming the test `what`) and
+ * exits 77 (ctest: skipped), never passing silently. Main thread, before
+ * any other thread starts.
+ */
+void ft_private_mounts_or_skip(const char *what);
+
+/*
+ * ft_tmpfs -- mount a tmpfs of mb MiB (mode 0755) on a new directory under
+ * $TMPDIR (or /tmp) and return the directory (g_free). When this process
+ * ends, however it ends, a cleanup process unmounts it as soon as nothing
+ * uses it any more (the fixture's own cleanup stops the server and
+ * PostgreSQL first; after 60 s it detaches it) and removes the directory.
+ * Aborts if it cannot mount. Call after ft_private_mounts_or_skip, and
+ * before anything asks GLib for the temporary directory when the tmpfs is
+ * to become $TMPDIR.
+ */
+char *ft_tmpfs(unsigned mb);
+
 #endif /* PGNFS_FAULT_H */

@@ -16,7 +16,6 @@
  * is restarted so its sessions see it).
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,24 +52,6 @@ static void ns_mount_size(unsigned mb, bool remount)
     if (mount("tmpfs", ns_dir, "tmpfs", remount ? MS_REMOUNT : 0, opts) != 0)
         g_error("mount tmpfs on %s (%s): %s", ns_dir, opts, g_strerror(errno));
     g_free(opts);
-}
-
-/* Can this process make its own mounts? Exits 77 with the reason if not. */
-static void ns_private_mounts_or_skip(void)
-{
-    const char *why = NULL;
-
-    if (geteuid() != 0)
-        why = "not root: cannot mount a tmpfs";
-    else if (unshare(CLONE_NEWNS) != 0)
-        why = "cannot make a private mount namespace (unshare)";
-    else if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-        why = "cannot make the mounts private";
-    if (why) {
-        printf("1..0 # SKIP fault/nospace cannot run here: %s (%s)\n", why, g_strerror(errno));
-        fprintf(stderr, "fault/nospace cannot run here: %s\n", why);
-        exit(77);
-    }
 }
 
 static void test_nospace(void)
@@ -188,7 +169,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         listing |= strcmp(argv[i], "-l") == 0;
     if (!listing)
-        ns_private_mounts_or_skip();
+        ft_private_mounts_or_skip("fault/nospace");
     ft_init(&argc, &argv, NULL);
     g_test_add_func("/fault/nospace", test_nospace);
     int rc = ft_run();

@@ -21,9 +21,19 @@
  * long as the test makes them (fault/pg_supervise covers the server
  * restarting its cluster itself); it still says, at error level, that the
  * database stopped.
+ *
+ * /fault/pg_restart_prompt: once the database answers again, no call
+ * waits for a worker to find out that its connection died with the old
+ * PostgreSQL: after each restart (fast and immediate stop), clients that
+ * start then see no JUKEBOX at all. And a MOUNT that comes while the
+ * database is away is not refused (MNT3ERR_IO would end a mount): it gets
+ * no answer, and the client's next attempt, after the database is back,
+ * gets the real one. Every wait is for an event (pg_ctl -w, a log line, a
+ * reply), with a generous deadline.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,11 +278,139 @@ static void test_pg_restart(void)
     g_free(clients);
 }
 
+/* --- no JUKEBOX once the database is back ------------------------------- */
+
+enum { PP_CLIENTS = 4, PP_WRITES = 8, PP_DEADLINE_S = 120 };
+
+typedef struct {
+    nr_fh fh;
+    unsigned jukebox;
+    char *error;
+} pp_client;
+
+/* PP_WRITES FILE_SYNC writes of a fresh connection, each retried while it
+ * answers JUKEBOX (as clients do), counting those answers. */
+static void *pp_client_main(void *arg)
+{
+    pp_client *c = arg;
+    nr_ctx *ctx = nr_open(pt.port, &pt_root);
+    gint64 deadline = g_get_monotonic_time() + PP_DEADLINE_S * G_USEC_PER_SEC;
+
+    if (!ctx) {
+        c->error = g_strdup("cannot connect");
+        return NULL;
+    }
+    for (unsigned i = 0; i < PP_WRITES && !c->error; i++) {
+        int st;
+        while ((st = nr_write(ctx, &c->fh, 16 * i, "sixteen bytes..!", 16, FILE_SYNC, NULL)) ==
+                   NFS3ERR_JUKEBOX &&
+               g_get_monotonic_time() < deadline) {
+            c->jukebox++;
+            g_usleep(100000);
+        }
+        if (st != NFS3_OK)
+            c->error = g_strdup_printf("WRITE answered %s", nr_stat_name(st));
+    }
+    nr_close(ctx);
+    return NULL;
+}
+
+/* Wait until the server's log holds needle (deadline PP_DEADLINE_S). */
+static void pp_wait_log(const char *needle)
+{
+    gint64 deadline = g_get_monotonic_time() + PP_DEADLINE_S * G_USEC_PER_SEC;
+
+    for (;;) {
+        char *log = tl_server_log(pt.server);
+        bool seen = strstr(log, needle) != NULL;
+        if (!seen && g_get_monotonic_time() > deadline)
+            g_error("the server did not log '%s' within %d s; its log:\n%s", needle, PP_DEADLINE_S,
+                    log);
+        g_free(log);
+        if (seen)
+            return;
+        g_usleep(50 * 1000);
+    }
+}
+
+/* A raw MNT call of path with the given xid (the reply is read by the caller). */
+static void pp_send_mnt(int fd, uint32_t xid, const char *path)
+{
+    GByteArray *rec = g_byte_array_new();
+
+    nr_xdr_call(rec, xid, NR_MOUNT_PROGRAM, 3, 1, &pt_root);
+    nr_xdr_string(rec, path);
+    g_assert_cmpint(nr_raw_send(fd, rec->data, rec->len), ==, 0);
+    g_byte_array_unref(rec);
+}
+
+static void test_pg_restart_prompt(void)
+{
+    const char *stops[] = {"stop", "stop-immediate"};
+    nr_ctx *c = pt_open(NULL);
+    nr_fh dir = pt_mkdir(c, &pt.root, "prompt", 0777);
+    pp_client clients[PP_CLIENTS];
+
+    for (unsigned i = 0; i < PP_CLIENTS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "c%u", i);
+        memset(&clients[i], 0, sizeof clients[i]);
+        clients[i].fh = pt_create(c, &dir, name, 0666);
+    }
+    for (size_t k = 0; k < G_N_ELEMENTS(stops); k++) {
+        /* A path no cache knows: MNT must ask the database. */
+        char *path = g_strdup_printf("/absent-%d-%zu", (int)getpid(), k);
+        char *said = g_strdup_printf("asked for \"%s\" while the database is away", path);
+        uint32_t xid = 0x5e000000u + 2 * (uint32_t)k;
+        int fd = nr_raw_connect(pt.port);
+        nr_reply rep;
+
+        g_assert_cmpint(fd, >=, 0);
+        g_assert_cmpint(tl_server_pg_ctl(pt.server, stops[k]), ==, 0);
+        pp_send_mnt(fd, xid, path);
+        pp_wait_log(said);
+        g_assert_cmpint(tl_server_pg_ctl(pt.server, "start"), ==, 0);
+
+        /* The database answers again. The client's MNT, sent again: its
+         * answer is the first this connection gets (the first call got
+         * none), and it is the real one. */
+        pp_send_mnt(fd, xid + 1, path);
+        GByteArray *reply = nr_raw_recv(fd, PP_DEADLINE_S * 1000);
+        g_assert_nonnull(reply);
+        g_assert_true(nr_reply_parse(reply, &rep));
+        g_assert_cmphex(rep.xid, ==, xid + 1);
+        g_assert_cmpuint(rep.accept_stat, ==, NR_SUCCESS);
+        g_assert_cmpuint(nr_get_u32(reply, rep.body), ==, MNT3ERR_NOENT);
+        g_byte_array_unref(reply);
+        close(fd);
+
+        /* Writes from clients that start now: not one JUKEBOX. */
+        pthread_t th[PP_CLIENTS];
+        unsigned jukebox = 0;
+        for (unsigned i = 0; i < PP_CLIENTS; i++)
+            g_assert_cmpint(pthread_create(&th[i], NULL, pp_client_main, &clients[i]), ==, 0);
+        for (unsigned i = 0; i < PP_CLIENTS; i++) {
+            pthread_join(th[i], NULL);
+            if (clients[i].error)
+                g_error("after pg_ctl %s: client %u: %s", stops[k], i, clients[i].error);
+            jukebox += clients[i].jukebox;
+            clients[i].jukebox = 0;
+        }
+        g_test_message("after pg_ctl %s and start: %u writes, %u JUKEBOX answers", stops[k],
+                       PP_CLIENTS * PP_WRITES, jukebox);
+        g_assert_cmpuint(jukebox, ==, 0);
+        g_free(said);
+        g_free(path);
+    }
+    nr_close(c);
+}
+
 int main(int argc, char **argv)
 {
     const char *const settings[] = {"embedded.restart=false", NULL};
 
     ft_init(&argc, &argv, settings);
     g_test_add_func("/fault/pg_restart", test_pg_restart);
+    g_test_add_func("/fault/pg_restart_prompt", test_pg_restart_prompt);
     return ft_run();
 }

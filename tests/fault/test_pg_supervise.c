@@ -8,7 +8,8 @@
  * and the same server process serving. Twice: the second kill hits the
  * postmaster the server started itself. Then once more while PostgreSQL
  * cannot start: the server reports each failed start and why, backs off,
- * and brings the cluster back once the cause is removed.
+ * and brings the cluster back once the cause is removed. And its log stays
+ * small: PostgreSQL rotates it by size, the server removes old files.
  *
  * No step assumes how long anything takes: each waits for its event (a
  * line in the server's log, an answer) with a generous deadline.
@@ -20,6 +21,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <libpq-fe.h>
 
 #include "fault.h"
 
@@ -184,9 +187,109 @@ static void test_pg_cannot_restart(void)
     g_free(conf);
 }
 
+/* The collector's files in DATA/pg/log: how many, and their bytes. */
+static unsigned sv_log_files(uint64_t *bytes)
+{
+    char *dir = g_build_filename(tl_server_data_dir(pt.server), "pg", "log", NULL);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    unsigned n = 0;
+
+    *bytes = 0;
+    g_assert_nonnull(d);
+    while ((name = g_dir_read_name(d)) != NULL) {
+        char *path = g_build_filename(dir, name, NULL);
+        struct stat st;
+        if (g_str_has_prefix(name, "postgresql-") && stat(path, &st) == 0) {
+            n++;
+            *bytes += (uint64_t)st.st_size;
+        }
+        g_free(path);
+    }
+    g_dir_close(d);
+    g_free(dir);
+    return n;
+}
+
+/* The name of the oldest collector file in DATA/pg/log (g_free; NULL if none). */
+static char *sv_log_oldest(void)
+{
+    char *dir = g_build_filename(tl_server_data_dir(pt.server), "pg", "log", NULL);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    char *oldest = NULL;
+
+    g_assert_nonnull(d);
+    while ((name = g_dir_read_name(d)) != NULL) {
+        if (g_str_has_prefix(name, "postgresql-") && (!oldest || strcmp(name, oldest) < 0)) {
+            g_free(oldest);
+            oldest = g_strdup(name);
+        }
+    }
+    g_dir_close(d);
+    g_free(dir);
+    return oldest;
+}
+
+/* Wait until the wall clock's second changes (PostgreSQL names its log
+ * files by the second). */
+static void sv_next_second(void)
+{
+    gint64 s = g_get_real_time() / G_USEC_PER_SEC;
+
+    while (g_get_real_time() / G_USEC_PER_SEC == s)
+        g_usleep(10 * 1000);
+}
+
+/*
+ * PostgreSQL logs much more than its rotation size (RAISE LOG lines, 8 x
+ * 512 KiB, each half in a second of its own): it starts new files by
+ * itself, and the server keeps only the newest four, each about 1 MiB.
+ */
+static void test_pg_log_bounded(void)
+{
+    PGconn *pg = PQconnectdb(tl_server_conninfo(pt.server));
+    char *first = sv_log_oldest();
+    uint64_t bytes = 0;
+    unsigned files;
+
+    g_assert_cmpint(PQstatus(pg), ==, CONNECTION_OK);
+    g_assert_nonnull(first);
+    for (int round = 0; round < 8; round++) {
+        sv_next_second();
+        /* 500 lines of about 1 KiB each. */
+        PGresult *r = PQexec(pg, "DO $$ BEGIN FOR i IN 1..500 LOOP "
+                                 "RAISE LOG 'pgnfs log rotation test line %: %', i, "
+                                 "repeat('x', 1000); END LOOP; END $$");
+        g_assert_cmpint(PQresultStatus(r), ==, PGRES_COMMAND_OK);
+        PQclear(r);
+    }
+    PQfinish(pg);
+    /* The old files went (an event: wait for it, with a generous deadline). */
+    gint64 deadline = g_get_monotonic_time() + SV_DEADLINE_S * G_USEC_PER_SEC;
+    for (;;) {
+        char *oldest = sv_log_oldest();
+        bool gone = strcmp(oldest, first) != 0;
+        files = sv_log_files(&bytes);
+        g_free(oldest);
+        if (gone && files <= 4)
+            break;
+        if (g_get_monotonic_time() > deadline)
+            g_error("PostgreSQL's log still has %u files (%" G_GUINT64_FORMAT " bytes), %s among "
+                    "them, after %d s",
+                    files, bytes, first, SV_DEADLINE_S);
+        g_usleep(50 * 1000);
+    }
+    g_test_message("after 4 MiB of log lines: %u files, %" G_GUINT64_FORMAT " bytes", files, bytes);
+    /* Four files of at most 1 MiB and one burst's half MiB each. */
+    g_assert_cmpuint(bytes, <, 4 * 1536 * 1024);
+    g_free(first);
+}
+
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv, NULL);
+    g_test_add_func("/fault/pg_log_bounded", test_pg_log_bounded);
     g_test_add_func("/fault/pg_supervise", test_pg_supervise);
     g_test_add_func("/fault/pg_cannot_restart", test_pg_cannot_restart);
     return ft_run();

@@ -57,14 +57,14 @@
 #include "nlm4_svc.h"
 #include "nsm_program.h"
 #include "srv_dispatch.h"
-#include "srv_export.h"
-#include "srv_pmap.h"
+#include "exp.h"
+#include "pmap_int.h"
 
 #define FUZZ_DATA_LEN 10000
 
 static srv_ctx fuzz_ctx;
-static srv_pmap fuzz_pmap; /* the built-in portmapper's table */
-static srv_program fuzz_pmap_progs[SRV_PMAP_NPROGS];
+static pmap_table fuzz_pmap; /* the built-in portmapper's table */
+static srv_program fuzz_pmap_progs[PMAP_NPROGS];
 static srv_stats fuzz_stats;
 static srv_env fuzz_env;
 static srv_buf fuzz_out;
@@ -153,7 +153,7 @@ static void fuzz_setup_nodb(void)
  * listeners; here there are none). */
 static void fuzz_pmap_add(uint32_t prog, uint32_t vers, uint32_t prot, unsigned port)
 {
-    fuzz_pmap.maps[fuzz_pmap.nmaps++] = (srv_pmap_map){prog, vers, prot, port};
+    fuzz_pmap.maps[fuzz_pmap.nmaps++] = (pmap_map){prog, vers, prot, port};
 }
 
 /* NLM (versions 1, 3, 4) and NSM, as the daemon registers them; with a
@@ -180,7 +180,7 @@ static void fuzz_register_locks(void)
  * where the fuzzer's calls arrive: each input reaches any of them. */
 static void fuzz_register_programs(void)
 {
-    if (srv_pmap_init(&fuzz_pmap, "0.0.0.0") != 0)
+    if (pmap_init(&fuzz_pmap, "0.0.0.0") != 0)
         fuzz_die("portmapper table", -EINVAL);
     const uint32_t prots[] = {PGNFS_PMAP_IPPROTO_TCP, PGNFS_PMAP_IPPROTO_UDP};
     for (size_t i = 0; i < G_N_ELEMENTS(prots); i++) {
@@ -190,9 +190,9 @@ static void fuzz_register_programs(void)
         for (uint32_t v = PGNFS_PMAP_VERS; v <= PGNFS_RPCB_VERS4; v++)
             fuzz_pmap_add(PGNFS_PMAP_PROG, v, prot, PGNFS_PMAP_PORT);
     }
-    srv_pmap_programs(&fuzz_pmap, fuzz_pmap_progs);
-    const srv_program *all[2 + SRV_PMAP_NPROGS] = {&nfs3_program, &mnt3_program};
-    for (unsigned i = 0; i < SRV_PMAP_NPROGS; i++)
+    pmap_programs(&fuzz_pmap, fuzz_pmap_progs);
+    const srv_program *all[2 + PMAP_NPROGS] = {&nfs3_program, &mnt3_program};
+    for (unsigned i = 0; i < PMAP_NPROGS; i++)
         all[2 + i] = &fuzz_pmap_progs[i];
     for (size_t i = 0; i < G_N_ELEMENTS(all); i++)
         if (srv_env_register(&fuzz_env, all[i]) < 0)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <glib/gstdio.h>
 
 #include "cfg.h"
+#include "emb.h"
 
 /* Environment variables cfg reads; cleared before every test. */
 static const char *const env_names[] = {
@@ -500,11 +502,13 @@ static void test_dbfs_config(void)
     cfg *c;
 
     clear_env();
-    /* The embedded cluster: space figures from its directory. */
+    /* The embedded cluster: space figures from its directory (not there
+     * yet: no guard). */
     c = load_ok("[embedded]\ndata_dir = /srv/pgnfs\n", NULL);
     cfg_dbfs_config(c, "host=/srv/pgnfs/pg/socket", &dc);
     g_assert_cmpstr(dc.conninfo, ==, "host=/srv/pgnfs/pg/socket");
     g_assert_cmpstr(dc.space_path, ==, "/srv/pgnfs");
+    g_assert_cmpuint(dc.space_reserve, ==, 0);
     g_assert_true(dc.relatime);
     g_assert_cmpuint(dc.stat_cache_entries, ==, 65536);
     g_assert_cmpuint(dc.name_cache_entries, ==, 65536);
@@ -516,8 +520,68 @@ static void test_dbfs_config(void)
     cfg_dbfs_config(c, c->conninfo, &dc);
     g_assert_cmpstr(dc.conninfo, ==, "host=db");
     g_assert_null(dc.space_path);
+    g_assert_cmpuint(dc.space_reserve, ==, 0);
     g_assert_false(dc.relatime);
     cfg_free(c);
+}
+
+/* The space guard's directory and reserve. */
+static void test_space_config(void)
+{
+    const char *tmp = g_get_tmp_dir();
+    char *emb = g_strdup_printf("embedded.data_dir=%s", tmp);
+    char *path = g_strdup_printf("storage.space_path=%s", tmp);
+    const char *const embedded[] = {emb, NULL};
+    const char *const none[] = {emb, "storage.space_path=none", NULL};
+    const char *const fixed[] = {emb, "storage.reserve=300", NULL};
+    const char *const remote[] = {"database.conninfo=host=db", path, NULL};
+    struct statvfs sv;
+    dbfs_config dc;
+    cfg *c;
+
+    clear_env();
+    g_assert_cmpint(statvfs(tmp, &sv), ==, 0);
+    unsigned long long total = (unsigned long long)sv.f_blocks * sv.f_frsize;
+    unsigned long long avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
+
+    /* The embedded cluster: its directory, a reserve derived from its disk
+     * (the free space moves while the test runs: the WAL part depends on
+     * it only for disks of under 4 GiB free). */
+    c = load_ok(NULL, embedded);
+    cfg_dbfs_config(c, "dbname=x", &dc);
+    g_assert_cmpstr(dc.space_path, ==, tmp);
+    if (avail > 4ull << 30)
+        g_assert_cmpuint(dc.space_reserve, ==, emb_reserve_for_disk(total, avail));
+    g_assert_cmpuint(dc.space_reserve, >=, 88ull << 20);
+    cfg_free(c);
+    /* none: no guard, no space figures. */
+    c = load_ok(NULL, none);
+    cfg_dbfs_config(c, "dbname=x", &dc);
+    g_assert_null(dc.space_path);
+    g_assert_cmpuint(dc.space_reserve, ==, 0);
+    cfg_free(c);
+    /* A reserve of its own, in MiB. */
+    c = load_ok(NULL, fixed);
+    cfg_dbfs_config(c, "dbname=x", &dc);
+    g_assert_cmpuint(dc.space_reserve, ==, 300ull << 20);
+    cfg_free(c);
+    /* A remote database whose disk is mounted here. */
+    c = load_ok(NULL, remote);
+    cfg_dbfs_config(c, c->conninfo, &dc);
+    g_assert_cmpstr(dc.space_path, ==, tmp);
+    g_assert_cmpuint(dc.space_reserve, >=, 88ull << 20);
+    cfg_free(c);
+    /* One set but not there: said, and no guard. */
+    const char *const missing[] = {"storage.space_path=/no/such/dir", NULL};
+    c = load_ok(NULL, missing);
+    g_test_expect_message("pgnfs", G_LOG_LEVEL_WARNING, "*space_path /no/such/dir cannot be*");
+    cfg_dbfs_config(c, "dbname=x", &dc);
+    g_test_assert_expected_messages();
+    g_assert_cmpstr(dc.space_path, ==, "/no/such/dir");
+    g_assert_cmpuint(dc.space_reserve, ==, 0);
+    cfg_free(c);
+    g_free(emb);
+    g_free(path);
 }
 
 /* Parse one export; must succeed. */
@@ -826,6 +890,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cfg/root", test_root);
     g_test_add_func("/cfg/data_dir_default", test_data_dir_default);
     g_test_add_func("/cfg/dbfs_config", test_dbfs_config);
+    g_test_add_func("/cfg/space_config", test_space_config);
     g_test_add_func("/cfg/errors_file", test_errors_file);
     g_test_add_func("/cfg/errors_env_cmdline", test_errors_env_cmdline);
     g_test_add_func("/cfg/export_clients", test_export_clients);

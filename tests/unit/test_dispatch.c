@@ -20,7 +20,7 @@
 #include "mnt3_program.h"
 #include "nfs3_program.h"
 #include "srv_dispatch.h"
-#include "srv_export.h"
+#include "exp.h"
 
 enum { NFS = 100003, MOUNT = 100005, NLM = 100021 };
 

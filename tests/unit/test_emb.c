@@ -94,9 +94,10 @@ static void test_advice(void)
          "chown -R postgres /srv/d/pg"},
         {"FATAL:  terminating connection due to unexpected postmaster exit",
          "PostgreSQL was killed"},
-        {"LOG:  something nobody foresaw", "read /srv/d/pg/postgresql.log for the cause"},
+        {"LOG:  something nobody foresaw",
+         "read the newest file in /srv/d/pg/log (and /srv/d/pg/postgresql.log) for the cause"},
         /* A reload mentions configuration files without an error. */
-        {"LOG:  received SIGHUP, reloading configuration files", "read /srv/d/pg/postgresql.log"},
+        {"LOG:  received SIGHUP, reloading configuration files", "newest file in /srv/d/pg/log"},
     };
 
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {

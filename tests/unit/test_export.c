@@ -1,7 +1,7 @@
 /*
  * test_export.c -- which client an export admits, and as whom
- * (server/export/srv_export.c: srv_client_match, srv_export_admits,
- * srv_cred_squash). Export lines are parsed by cfg_parse_export, so
+ * (server/export/exp.c: exp_client_match, exp_admits,
+ * exp_cred_squash). Export lines are parsed by cfg_parse_export, so
  * matcher and parser are tested together; a few patterns are built by
  * hand.
  */
@@ -11,7 +11,7 @@
 
 #include <glib.h>
 
-#include "srv_export.h"
+#include "exp.h"
 
 typedef struct {
     struct sockaddr_storage ss;
@@ -54,7 +54,7 @@ static cfg_export parse(const char *spec)
 static int match(const cfg_export *e, const char *addr)
 {
     peer p = peer_of(addr);
-    const cfg_client *c = srv_client_match(e, (const struct sockaddr *)&p.ss, p.len);
+    const cfg_client *c = exp_client_match(e, (const struct sockaddr *)&p.ss, p.len);
     return c ? (int)(c - e->clients) : -1;
 }
 
@@ -118,13 +118,13 @@ static void test_any(void)
 
     g_assert_cmpint(match(&e, "8.8.8.8"), ==, 0);
     g_assert_cmpint(match(&e, "2001:db8::1"), ==, 0);
-    g_assert_nonnull(srv_client_match(&e, (const struct sockaddr *)&un, sizeof un));
+    g_assert_nonnull(exp_client_match(&e, (const struct sockaddr *)&un, sizeof un));
     cfg_export_clear(&e);
 
     /* A network pattern admits no socket that has no IP address. */
     e = parse("10.0.0.0/8");
-    g_assert_null(srv_client_match(&e, (const struct sockaddr *)&un, sizeof un));
-    g_assert_null(srv_client_match(&e, NULL, 0));
+    g_assert_null(exp_client_match(&e, (const struct sockaddr *)&un, sizeof un));
+    g_assert_null(exp_client_match(&e, NULL, 0));
     cfg_export_clear(&e);
 }
 
@@ -189,7 +189,7 @@ static void test_root_squash(void)
     dbfs_cred cred;
 
     g_assert_true(e.clients[0].root_squash);
-    srv_cred_squash(&a, &e.clients[0], &cred);
+    exp_cred_squash(&a, &e.clients[0], &cred);
     g_assert_cmpuint(cred.uid, ==, 65534);
     g_assert_cmpuint(cred.gid, ==, 65534);
     g_assert_cmpuint(cred.ngroups, ==, 4);
@@ -201,7 +201,7 @@ static void test_root_squash(void)
     /* Other users pass unchanged, except that group 0 is squashed in
      * every credential (as Linux nfsd does with root_squash). */
     a = auth(1000, 100, 3, groups + 1);
-    srv_cred_squash(&a, &e.clients[0], &cred);
+    exp_cred_squash(&a, &e.clients[0], &cred);
     g_assert_cmpuint(cred.uid, ==, 1000);
     g_assert_cmpuint(cred.gid, ==, 100);
     g_assert_cmpuint(cred.ngroups, ==, 3);
@@ -211,7 +211,7 @@ static void test_root_squash(void)
 
     /* A user in group 0 but not root: the group is squashed too. */
     a = auth(1000, 0, 0, NULL);
-    srv_cred_squash(&a, &e.clients[0], &cred);
+    exp_cred_squash(&a, &e.clients[0], &cred);
     g_assert_cmpuint(cred.uid, ==, 1000);
     g_assert_cmpuint(cred.gid, ==, 65534);
     cfg_export_clear(&e);
@@ -219,7 +219,7 @@ static void test_root_squash(void)
     /* no_root_squash keeps root. */
     e = parse("*(rw,no_root_squash)");
     a = auth(0, 0, 1, groups);
-    srv_cred_squash(&a, &e.clients[0], &cred);
+    exp_cred_squash(&a, &e.clients[0], &cred);
     g_assert_cmpuint(cred.uid, ==, 0);
     g_assert_cmpuint(cred.gid, ==, 0);
     g_assert_cmpuint(cred.groups[0], ==, 0);
@@ -233,19 +233,19 @@ static void test_all_squash(void)
     srv_authsys a = auth(1000, 100, 3, groups);
     dbfs_cred cred;
 
-    srv_cred_squash(&a, &e.clients[0], &cred);
+    exp_cred_squash(&a, &e.clients[0], &cred);
     g_assert_cmpuint(cred.uid, ==, 1234);
     g_assert_cmpuint(cred.gid, ==, 5678);
     g_assert_cmpuint(cred.ngroups, ==, 0);
     a = auth(0, 0, 0, NULL);
-    srv_cred_squash(&a, &e.clients[0], &cred);
+    exp_cred_squash(&a, &e.clients[0], &cred);
     g_assert_cmpuint(cred.uid, ==, 1234);
     g_assert_cmpuint(cred.gid, ==, 5678);
     cfg_export_clear(&e);
 
     /* anonuid applies to squashed root too. */
     e = parse("*(rw,anonuid=42,anongid=43)");
-    srv_cred_squash(&a, &e.clients[0], &cred);
+    exp_cred_squash(&a, &e.clients[0], &cred);
     g_assert_cmpuint(cred.uid, ==, 42);
     g_assert_cmpuint(cred.gid, ==, 43);
     cfg_export_clear(&e);
@@ -258,7 +258,7 @@ static void test_auth_none(void)
     dbfs_cred cred;
 
     memset(&a, 0, sizeof a); /* AUTH_NONE */
-    srv_cred_squash(&a, &e.clients[0], &cred);
+    exp_cred_squash(&a, &e.clients[0], &cred);
     g_assert_cmpuint(cred.uid, ==, 7);
     g_assert_cmpuint(cred.gid, ==, 8);
     g_assert_cmpuint(cred.ngroups, ==, 0);
@@ -266,7 +266,7 @@ static void test_auth_none(void)
 
     /* No client entry: exports(5) defaults (root squashed to 65534). */
     a = auth(0, 0, 0, NULL);
-    srv_cred_squash(&a, NULL, &cred);
+    exp_cred_squash(&a, NULL, &cred);
     g_assert_cmpuint(cred.uid, ==, 65534);
     g_assert_cmpuint(cred.gid, ==, 65534);
 }
@@ -284,12 +284,12 @@ static void test_groups_clamped(void)
     a.ngroups = 1000; /* more than a credential can carry */
     for (unsigned i = 0; i < DBFS_NGROUPS_MAX; i++)
         a.groups[i] = 100 + i;
-    srv_cred_squash(&a, &c, &cred);
+    exp_cred_squash(&a, &c, &cred);
     g_assert_cmpuint(cred.ngroups, ==, DBFS_NGROUPS_MAX);
     g_assert_cmpuint(cred.groups[DBFS_NGROUPS_MAX - 1], ==, 100 + DBFS_NGROUPS_MAX - 1);
 }
 
-/* srv_export_admits: any export admitting the address will do; `secure`
+/* exp_admits: any export admitting the address will do; `secure`
  * (ports) does not matter; no exports admit nobody. */
 static void test_admits(void)
 {
@@ -300,15 +300,15 @@ static void test_admits(void)
 
     for (size_t i = 0; i < G_N_ELEMENTS(yes); i++) {
         peer p = peer_of(yes[i]);
-        g_assert_true(srv_export_admits(&c, (struct sockaddr *)&p.ss, p.len));
+        g_assert_true(exp_admits(&c, (struct sockaddr *)&p.ss, p.len));
     }
     for (size_t i = 0; i < G_N_ELEMENTS(no); i++) {
         peer p = peer_of(no[i]);
-        g_assert_false(srv_export_admits(&c, (struct sockaddr *)&p.ss, p.len));
+        g_assert_false(exp_admits(&c, (struct sockaddr *)&p.ss, p.len));
     }
     peer p = peer_of("10.1.2.3");
     c.nexports = 0;
-    g_assert_false(srv_export_admits(&c, (struct sockaddr *)&p.ss, p.len));
+    g_assert_false(exp_admits(&c, (struct sockaddr *)&p.ss, p.len));
     cfg_export_clear(&ex[0]);
     cfg_export_clear(&ex[1]);
 }

@@ -1,5 +1,5 @@
 /*
- * srv_metrics.c -- the optional metrics endpoint: GET /metrics answers
+ * met.c -- the optional metrics endpoint: GET /metrics answers
  * the server's figures in the Prometheus text exposition format (version
  * 0.0.4), served by libmicrohttpd on [metrics] listen and port (off by
  * default: [metrics] enable). `pgnfs stats` reads the same page.
@@ -19,15 +19,15 @@
  *   pgnfs_workers                                   worker threads (= connections)
  *   pgnfs_calls_in_progress                         calls queued or running
  *   pgnfs_drc_entries                               replies held by the DRC
- *   pgnfs_cache_*{cache}                            cache figures (srv_metrics_caches)
- *   pgnfs_writeback_*                               write-back buffer (srv_metrics_writeback)
+ *   pgnfs_cache_*{cache}                            cache figures (met_caches)
+ *   pgnfs_writeback_*                               write-back buffer (met_writeback)
  *
  * Any other path answers 404 with a pointer to /metrics; methods other
  * than GET and HEAD answer 405.
  *
  * NOTES
  *   libmicrohttpd runs its own thread (MHD_USE_INTERNAL_POLLING_THREAD),
- *   started after the signal mask of srv_run is in place, so it inherits
+ *   started after the signal mask of pgnfsd_run is in place, so it inherits
  *   the blocked SIGINT/SIGTERM/SIGUSR1. The handler only reads atomics and
  *   immutable server state; each page is built in a GString per request
  *   and handed to libmicrohttpd, which frees it (MHD_RESPMEM_MUST_FREE;
@@ -42,24 +42,24 @@
 
 #include <microhttpd.h>
 
-#include "srv_metrics.h"
+#include "met.h"
 
-struct srv_metrics {
+struct met {
     struct MHD_Daemon *daemon;
     srv_rt *rt;
     dbfs *fs;
-    srv_metrics_fn more; /* NULL: none */
+    met_fn more; /* NULL: none */
     void *more_arg;
     unsigned port; /* the port actually bound */
 };
 
 /*
- * srv_metrics_caches -- the cache figures, one series per cache (label
+ * met_caches -- the cache figures, one series per cache (label
  * cache="stat", "naming", "buffer", ...), from dbfs_cache_stats: hits,
  * misses, inserts, evictions, invalidations, refused fills (counters);
  * entries, capacity, enabled (gauges).
  */
-static void srv_metrics_caches(dbfs *fs, GString *out)
+static void met_caches(dbfs *fs, GString *out)
 {
     dbfs_cache_figures f[DBFS_CACHES_MAX];
     unsigned n = dbfs_cache_stats(fs, f, DBFS_CACHES_MAX);
@@ -102,13 +102,13 @@ static void srv_metrics_caches(dbfs *fs, GString *out)
 }
 
 /*
- * srv_metrics_writeback -- the write-back buffer of UNSTABLE writes, from
+ * met_writeback -- the write-back buffer of UNSTABLE writes, from
  * dbfs_wb_figures: enabled, limit, bytes and files held now, the age of
  * the oldest data held (gauges); writes buffered, writes refused for room,
  * flushes, bytes flushed, flushes failed for good (counters). All zero
  * but the limit when the buffer is off.
  */
-static void srv_metrics_writeback(dbfs *fs, GString *out)
+static void met_writeback(dbfs *fs, GString *out)
 {
     dbfs_wb_stats w;
     static const struct {
@@ -154,7 +154,7 @@ static void srv_metrics_writeback(dbfs *fs, GString *out)
 }
 
 /* The whole page: build, the runtime's figures, caches, write-back. */
-static void srv_metrics_text(srv_metrics *m, GString *out)
+static void met_text(met *m, GString *out)
 {
     g_string_append_printf(out,
                            "# HELP pgnfs_build_info The pgnfs version serving.\n"
@@ -162,15 +162,15 @@ static void srv_metrics_text(srv_metrics *m, GString *out)
                            "pgnfs_build_info{version=\"%s\"} 1\n",
                            PGNFS_VERSION);
     srv_rt_metrics(m->rt, out);
-    srv_metrics_caches(m->fs, out);
-    srv_metrics_writeback(m->fs, out);
+    met_caches(m->fs, out);
+    met_writeback(m->fs, out);
     if (m->more)
         m->more(m->more_arg, out);
 }
 
 /* A response from a malloc'd copy of text, with the given status. */
-static enum MHD_Result srv_metrics_send(struct MHD_Connection *conn, unsigned status,
-                                        const char *type, const char *text, size_t len)
+static enum MHD_Result met_send(struct MHD_Connection *conn, unsigned status, const char *type,
+                                const char *text, size_t len)
 {
     char *copy = malloc(len ? len : 1);
     struct MHD_Response *resp;
@@ -192,12 +192,11 @@ static enum MHD_Result srv_metrics_send(struct MHD_Connection *conn, unsigned st
     return ret;
 }
 
-static enum MHD_Result srv_metrics_handler(void *cls, struct MHD_Connection *conn, const char *url,
-                                           const char *method, const char *version,
-                                           const char *upload_data, size_t *upload_data_size,
-                                           void **req_cls)
+static enum MHD_Result met_handler(void *cls, struct MHD_Connection *conn, const char *url,
+                                   const char *method, const char *version, const char *upload_data,
+                                   size_t *upload_data_size, void **req_cls)
 {
-    srv_metrics *m = cls;
+    met *m = cls;
     static const char not_found[] = "pgnfsd: the metrics are at /metrics\n";
     static const char not_allowed[] = "pgnfsd: only GET and HEAD\n";
 
@@ -206,21 +205,20 @@ static enum MHD_Result srv_metrics_handler(void *cls, struct MHD_Connection *con
     (void)upload_data_size;
     (void)req_cls;
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return srv_metrics_send(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", not_allowed,
-                                sizeof not_allowed - 1);
+        return met_send(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", not_allowed,
+                        sizeof not_allowed - 1);
     if (strcmp(url, "/metrics") != 0)
-        return srv_metrics_send(conn, MHD_HTTP_NOT_FOUND, "text/plain", not_found,
-                                sizeof not_found - 1);
+        return met_send(conn, MHD_HTTP_NOT_FOUND, "text/plain", not_found, sizeof not_found - 1);
     GString *page = g_string_sized_new(16384);
-    srv_metrics_text(m, page);
+    met_text(m, page);
     enum MHD_Result ret =
-        srv_metrics_send(conn, MHD_HTTP_OK, "text/plain; version=0.0.4", page->str, page->len);
+        met_send(conn, MHD_HTTP_OK, "text/plain; version=0.0.4", page->str, page->len);
     g_string_free(page, TRUE);
     return ret;
 }
 
 /* libmicrohttpd's own complaints go to our log. */
-static void srv_metrics_log(void *cls, const char *fmt, va_list ap)
+static void met_log(void *cls, const char *fmt, va_list ap)
 {
     char *msg = g_strdup_vprintf(fmt, ap);
 
@@ -229,12 +227,11 @@ static void srv_metrics_log(void *cls, const char *fmt, va_list ap)
     g_free(msg);
 }
 
-int srv_metrics_start(const cfg *c, srv_rt *rt, dbfs *fs, srv_metrics_fn more, void *more_arg,
-                      srv_metrics **out)
+int met_start(const cfg *c, srv_rt *rt, dbfs *fs, met_fn more, void *more_arg, met **out)
 {
     struct sockaddr_storage ss;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
-    srv_metrics *m;
+    met *m;
 
     *out = NULL;
     if (!c->metrics_enable)
@@ -253,17 +250,16 @@ int srv_metrics_start(const cfg *c, srv_rt *rt, dbfs *fs, srv_metrics_fn more, v
         g_critical("metrics: [metrics] listen '%s' is not an address", c->metrics_listen);
         return -1;
     }
-    m = g_new0(srv_metrics, 1);
+    m = g_new0(met, 1);
     m->rt = rt;
     m->fs = fs;
     m->more = more;
     m->more_arg = more_arg;
     /* The logger first: libmicrohttpd complains (on stderr) otherwise. */
-    m->daemon =
-        MHD_start_daemon(flags, (uint16_t)c->metrics_port, NULL, NULL, srv_metrics_handler, m,
-                         MHD_OPTION_EXTERNAL_LOGGER, srv_metrics_log, NULL, MHD_OPTION_SOCK_ADDR,
-                         (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 64u,
-                         MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    m->daemon = MHD_start_daemon(flags, (uint16_t)c->metrics_port, NULL, NULL, met_handler, m,
+                                 MHD_OPTION_EXTERNAL_LOGGER, met_log, NULL, MHD_OPTION_SOCK_ADDR,
+                                 (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 64u,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
     if (!m->daemon) {
         g_critical("metrics: cannot serve http://%s:%u/metrics (port in use, or a privileged "
                    "port?); set [metrics] port, or [metrics] enable = false",
@@ -280,7 +276,7 @@ int srv_metrics_start(const cfg *c, srv_rt *rt, dbfs *fs, srv_metrics_fn more, v
     return 0;
 }
 
-void srv_metrics_stop(srv_metrics *m)
+void met_stop(met *m)
 {
     if (!m)
         return;

@@ -1,13 +1,13 @@
 /*
- * srv_run.c -- srv_run() (srv_run.h): the daemon put together. It builds
+ * pgnfsd_run.c -- pgnfsd_run() (pgnfsd_run.h): the daemon put together. It builds
  * the programs' shared context, makes the RPC runtime, registers NFS v3
  * and MOUNT v3 with it (and, with [nlm] enable, the lock service's NLM v1,
  * v3, v4 and NSM v1: nlm4_svc.h), opens the main listener, makes the programs
- * findable through port 111 (srv_portmap.h), starts the write-back
+ * findable through port 111 (pmap_server.h), starts the write-back
  * flusher and the metrics endpoint, runs the runtime until SIGINT or
  * SIGTERM, and takes it all down again.
  *
- *   srv_run:  setup ctx (fresh write verifier) --> runtime, programs
+ *   pgnfsd_run:  setup ctx (fresh write verifier) --> runtime, programs
  *             --> main listener (fail: -1) --> the lock service starts
  *             (NSM state, grace period, SM_NOTIFY) --> rpcbind registration or
  *             the built-in portmapper --> flusher, metrics endpoint
@@ -23,10 +23,10 @@
  *   signalfd by the runtime's event loop; the caller's mask is restored
  *   at the end. SIGPIPE is ignored process-wide (sends also use
  *   MSG_NOSIGNAL).
- *   The srv_ctx and everything made here belong to srv_run; the MOUNT list
+ *   The srv_ctx and everything made here belong to pgnfsd_run; the MOUNT list
  *   (entries and strings g_malloc'd by mnt3.c) is freed here.
  *   Descriptors: the runtime points to the programs' descriptors (static)
- *   and the portmapper's (in the srv_portmap, freed after the runtime).
+ *   and the portmapper's (in the pmap_server, freed after the runtime).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,12 +41,12 @@
 #include "nfs3_program.h"
 #include "nlm4_svc.h"
 #include "nsm_program.h"
-#include "srv_export.h"
-#include "srv_flusher.h"
-#include "srv_metrics.h"
-#include "srv_portmap.h"
+#include "exp.h"
+#include "pgnfsd_flusher.h"
+#include "met.h"
+#include "pmap_run.h"
 #include "srv_rt.h"
-#include "srv_run.h"
+#include "pgnfsd_run.h"
 
 /* Descriptors the daemon needs besides its connections (database,
  * listeners, epoll, logs, cluster). */
@@ -109,13 +109,13 @@ static void srv_log_start(const cfg *c, const srv_ctx *ctx, unsigned port)
 }
 
 /* The runtime's admission test: does any export admit peer? */
-static bool srv_run_admit(void *user, const struct sockaddr *peer, socklen_t len)
+static bool pgnfsd_run_admit(void *user, const struct sockaddr *peer, socklen_t len)
 {
-    return srv_export_admits(user, peer, len);
+    return exp_admits(user, peer, len);
 }
 
 /* Raise the soft descriptor limit so max_connections can be reached. */
-static void srv_run_fd_limit(const cfg *c)
+static void pgnfsd_run_fd_limit(const cfg *c)
 {
     struct rlimit rl;
     rlim_t want = (rlim_t)c->max_connections + SRV_FD_RESERVE + 4 * (rlim_t)c->threads;
@@ -148,7 +148,7 @@ static void srv_ctx_init(srv_ctx *ctx, const cfg *c, dbfs *fs)
 
 static void srv_ctx_clear(srv_ctx *ctx)
 {
-    for (srv_mount *m = ctx->mounts, *next; m; m = next) {
+    for (exp_mount *m = ctx->mounts, *next; m; m = next) {
         next = m->next;
         g_free(m->host);
         g_free(m->path);
@@ -162,11 +162,11 @@ static void srv_ctx_clear(srv_ctx *ctx)
 typedef struct {
     nlm4_svc *svc; /* NULL: locking is not served */
     srv_program nsm;
-} srv_run_locks;
+} pgnfsd_run_locks;
 
 /* Make the lock service and register NLM and NSM with rt (nothing when
  * [nlm] enable is false). Returns 0, or -1 after logging why not. */
-static int srv_run_locks_register(const cfg *c, dbfs *fs, srv_rt *rt, srv_run_locks *l)
+static int pgnfsd_run_locks_register(const cfg *c, dbfs *fs, srv_rt *rt, pgnfsd_run_locks *l)
 {
     if (!c->nlm_enable)
         return 0;
@@ -180,15 +180,15 @@ static int srv_run_locks_register(const cfg *c, dbfs *fs, srv_rt *rt, srv_run_lo
 }
 
 /* The metrics page's lock series. */
-static void srv_run_lock_metrics(void *arg, GString *out)
+static void pgnfsd_run_lock_metrics(void *arg, GString *out)
 {
     nlm4_metrics(arg, out);
 }
 
 /* The runtime with NFS and MOUNT (and NLM and NSM) on the main listener;
  * NULL after logging why not. */
-static srv_rt *srv_run_runtime(const cfg *c, dbfs *fs, srv_ctx *ctx, srv_run_locks *locks,
-                               unsigned *port)
+static srv_rt *pgnfsd_run_runtime(const cfg *c, dbfs *fs, srv_ctx *ctx, pgnfsd_run_locks *locks,
+                                  unsigned *port)
 {
     const srv_rt_config rc = {.fs = fs,
                               .ctx = ctx,
@@ -204,14 +204,14 @@ static srv_rt *srv_run_runtime(const cfg *c, dbfs *fs, srv_ctx *ctx, srv_run_loc
                           .udp = c->udp,
                           .progs = progs,
                           .nprogs = c->nlm_enable ? G_N_ELEMENTS(progs) : 2,
-                          .admit = srv_run_admit,
+                          .admit = pgnfsd_run_admit,
                           .admit_user = (void *)c};
     const char *failed;
     srv_rt *rt = srv_rt_new(&rc);
     int err;
 
     if (!rt || srv_rt_register(rt, &nfs3_program) != 0 || srv_rt_register(rt, &mnt3_program) != 0 ||
-        srv_run_locks_register(c, fs, rt, locks) != 0) {
+        pgnfsd_run_locks_register(c, fs, rt, locks) != 0) {
         srv_rt_free(rt);
         return NULL;
     }
@@ -229,14 +229,14 @@ static srv_rt *srv_run_runtime(const cfg *c, dbfs *fs, srv_ctx *ctx, srv_run_loc
     return rt;
 }
 
-int srv_run(const cfg *c, dbfs *fs)
+int pgnfsd_run(const cfg *c, dbfs *fs)
 {
     srv_ctx ctx;
     srv_rt *rt = NULL;
-    srv_portmap *pm = NULL;
-    srv_metrics *metrics = NULL;
-    srv_flusher *flusher = NULL;
-    srv_run_locks locks = {0};
+    pmap_server *pm = NULL;
+    met *metrics = NULL;
+    pgnfsd_flusher *flusher = NULL;
+    pgnfsd_run_locks locks = {0};
     sigset_t mask, old;
     unsigned port = 0;
     int rc = -1;
@@ -244,7 +244,7 @@ int srv_run(const cfg *c, dbfs *fs)
     if (log_setup(c->log_level) != 0)
         g_warning("unknown [log] level '%s': keeping the current one", c->log_level);
     srv_ctx_init(&ctx, c, fs);
-    srv_run_fd_limit(c);
+    pgnfsd_run_fd_limit(c);
     signal(SIGPIPE, SIG_IGN);
     sigemptyset(&mask);
     sigaddset(&mask, SIGINT);
@@ -252,21 +252,20 @@ int srv_run(const cfg *c, dbfs *fs)
     sigaddset(&mask, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &mask, &old);
 
-    rt = srv_run_runtime(c, fs, &ctx, &locks, &port);
+    rt = pgnfsd_run_runtime(c, fs, &ctx, &locks, &port);
     if (!rt || (locks.svc && nlm4_start(locks.svc, port) != 0) ||
-        srv_portmap_start(rt, c, port, c->udp, &pm) != 0 ||
-        srv_metrics_start(c, rt, fs, locks.svc ? srv_run_lock_metrics : NULL, locks.svc,
-                          &metrics) != 0)
+        pmap_start(rt, c, port, c->udp, &pm) != 0 ||
+        met_start(c, rt, fs, locks.svc ? pgnfsd_run_lock_metrics : NULL, locks.svc, &metrics) != 0)
         goto out;
-    flusher = srv_flusher_start(fs, c);
+    flusher = pgnfsd_flusher_start(fs, c);
     srv_log_start(c, &ctx, port);
     rc = srv_rt_run(rt);
 out:
-    srv_flusher_stop(flusher);
-    srv_metrics_stop(metrics);
+    pgnfsd_flusher_stop(flusher);
+    met_stop(metrics);
     srv_rt_free(rt);
     nlm4_free(locks.svc);
-    srv_portmap_stop(pm);
+    pmap_stop(pm);
     srv_ctx_clear(&ctx);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc == 0)

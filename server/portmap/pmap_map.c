@@ -1,5 +1,5 @@
 /*
- * srv_pmap_map.c -- the built-in portmapper's mapping table (srv_pmap.h):
+ * pmap_map.c -- the built-in portmapper's mapping table (pmap_table.h):
  * what the runtime serves where, and the addresses to announce for it.
  *
  * The mappings are what the runtime's listeners serve (srv_rt_mappings):
@@ -24,12 +24,12 @@
 
 #include <glib.h>
 
-#include "srv_pmap.h"
+#include "pmap_int.h"
 
 /* Room for "ffff:...:ffff.255.255". */
-#define SRV_PMAP_UADDR_LEN 64
+#define PMAP_UADDR_LEN 64
 
-int srv_pmap_init(srv_pmap *pm, const char *addr)
+int pmap_init(pmap_table *pm, const char *addr)
 {
     memset(pm, 0, sizeof *pm);
     if (inet_pton(AF_INET, addr, pm->listen_ip) == 1) {
@@ -45,28 +45,28 @@ int srv_pmap_init(srv_pmap *pm, const char *addr)
     return -EINVAL;
 }
 
-static void srv_pmap_add(void *user, const srv_program *p, bool tcp, unsigned port)
+static void pmap_add(void *user, const srv_program *p, bool tcp, unsigned port)
 {
-    srv_pmap *pm = user;
+    pmap_table *pm = user;
 
-    if (pm->nmaps < SRV_PMAP_MAPS_MAX)
-        pm->maps[pm->nmaps++] = (srv_pmap_map){
+    if (pm->nmaps < PMAP_MAPS_MAX)
+        pm->maps[pm->nmaps++] = (pmap_map){
             p->prog, p->vers, tcp ? PGNFS_PMAP_IPPROTO_TCP : PGNFS_PMAP_IPPROTO_UDP, port};
 }
 
-void srv_pmap_fill(srv_pmap *pm, const srv_rt *rt)
+void pmap_fill(pmap_table *pm, const srv_rt *rt)
 {
     pm->nmaps = 0;
-    srv_rt_mappings(rt, srv_pmap_add, pm);
+    srv_rt_mappings(rt, pmap_add, pm);
 }
 
-const srv_pmap_map *srv_pmap_find(const srv_pmap *pm, uint32_t prog, uint32_t vers, uint32_t prot,
-                                  bool any_version)
+const pmap_map *pmap_find(const pmap_table *pm, uint32_t prog, uint32_t vers, uint32_t prot,
+                          bool any_version)
 {
-    const srv_pmap_map *other = NULL;
+    const pmap_map *other = NULL;
 
     for (unsigned i = 0; i < pm->nmaps; i++) {
-        const srv_pmap_map *m = &pm->maps[i];
+        const pmap_map *m = &pm->maps[i];
         if (m->prog != prog || m->prot != prot)
             continue;
         if (m->vers == vers)
@@ -77,7 +77,7 @@ const srv_pmap_map *srv_pmap_find(const srv_pmap *pm, uint32_t prog, uint32_t ve
     return any_version ? other : NULL;
 }
 
-static const char *srv_pmap_netid(uint32_t prot, int family)
+static const char *pmap_netid(uint32_t prot, int family)
 {
     if (family == AF_INET6)
         return prot == PGNFS_PMAP_IPPROTO_TCP ? "tcp6" : "udp6";
@@ -85,7 +85,7 @@ static const char *srv_pmap_netid(uint32_t prot, int family)
 }
 
 /* A netid's protocol and address family; false for netids we do not serve. */
-static bool srv_pmap_parse_netid(const char *netid, uint32_t *prot, int *family)
+static bool pmap_parse_netid(const char *netid, uint32_t *prot, int *family)
 {
     static const struct {
         const char *name;
@@ -107,7 +107,7 @@ static bool srv_pmap_parse_netid(const char *netid, uint32_t *prot, int *family)
 }
 
 /* The address family and bytes of local (IPv4-mapped folded); AF_UNSPEC if none. */
-static int srv_pmap_local(const struct sockaddr *local, socklen_t locallen, unsigned char ip[16])
+static int pmap_local(const struct sockaddr *local, socklen_t locallen, unsigned char ip[16])
 {
     memset(ip, 0, 16);
     if (local && local->sa_family == AF_INET && locallen >= (socklen_t)sizeof(struct sockaddr_in)) {
@@ -129,11 +129,11 @@ static int srv_pmap_local(const struct sockaddr *local, socklen_t locallen, unsi
  * `family` to a client that reached us at local. Returns false when we
  * have no such address (an IPv6 netid on an IPv4-only server, ...).
  */
-static bool srv_pmap_announce_ip(const srv_pmap *pm, int family, const struct sockaddr *local,
-                                 socklen_t locallen, unsigned char ip[16])
+static bool pmap_announce_ip(const pmap_table *pm, int family, const struct sockaddr *local,
+                             socklen_t locallen, unsigned char ip[16])
 {
     unsigned char here[16];
-    int here_family = srv_pmap_local(local, locallen, here);
+    int here_family = pmap_local(local, locallen, here);
 
     if (!pm->wildcard) {
         /* A server bound to one address is reachable there only. */
@@ -161,8 +161,8 @@ static bool srv_pmap_announce_ip(const srv_pmap *pm, int family, const struct so
 }
 
 /* "h1.h2.h3.h4.p1.p2" or "v6addr.p1.p2" (RFC 1833 section 2.1) into buf. */
-static void srv_pmap_uaddr(int family, const unsigned char ip[16], unsigned port, char *buf,
-                           size_t size)
+static void pmap_uaddr(int family, const unsigned char ip[16], unsigned port, char *buf,
+                       size_t size)
 {
     char host[INET6_ADDRSTRLEN];
 
@@ -170,30 +170,30 @@ static void srv_pmap_uaddr(int family, const unsigned char ip[16], unsigned port
     snprintf(buf, size, "%s.%u.%u", host, (port >> 8) & 0xffu, port & 0xffu);
 }
 
-void srv_pmap_getaddr(const srv_pmap *pm, const pgnfs_rpcb *q, bool exact,
-                      const struct sockaddr *local, socklen_t locallen, bool tcp, char *addr,
-                      size_t size)
+void pmap_getaddr(const pmap_table *pm, const pgnfs_rpcb *q, bool exact,
+                  const struct sockaddr *local, socklen_t locallen, bool tcp, char *addr,
+                  size_t size)
 {
     uint32_t prot;
     int family;
     unsigned char ip[16];
-    const srv_pmap_map *m;
+    const pmap_map *m;
 
     addr[0] = '\0';
     if (q->r_netid && *q->r_netid) {
-        if (!srv_pmap_parse_netid(q->r_netid, &prot, &family))
+        if (!pmap_parse_netid(q->r_netid, &prot, &family))
             return;
     } else {
         prot = tcp ? PGNFS_PMAP_IPPROTO_TCP : PGNFS_PMAP_IPPROTO_UDP;
         family = local && local->sa_family == AF_INET6 ? AF_INET6 : AF_INET;
     }
-    m = srv_pmap_find(pm, q->r_prog, q->r_vers, prot, !exact);
-    if (!m || !srv_pmap_announce_ip(pm, family, local, locallen, ip))
+    m = pmap_find(pm, q->r_prog, q->r_vers, prot, !exact);
+    if (!m || !pmap_announce_ip(pm, family, local, locallen, ip))
         return;
-    srv_pmap_uaddr(family, ip, m->port, addr, size);
+    pmap_uaddr(family, ip, m->port, addr, size);
 }
 
-pgnfs_pmap_list *srv_pmap_dump_v2(const srv_pmap *pm, srv_req *req)
+pgnfs_pmap_list *pmap_dump_v2(const pmap_table *pm, srv_req *req)
 {
     pgnfs_pmap_list *head = NULL;
 
@@ -209,7 +209,7 @@ pgnfs_pmap_list *srv_pmap_dump_v2(const srv_pmap *pm, srv_req *req)
     return head;
 }
 
-pgnfs_rpcb_list *srv_pmap_dump_rpcb(const srv_pmap *pm, srv_req *req)
+pgnfs_rpcb_list *pmap_dump_rpcb(const pmap_table *pm, srv_req *req)
 {
     const struct sockaddr *local = req->locallen ? (const struct sockaddr *)&req->local : NULL;
     const int families[] = {AF_INET, AF_INET6};
@@ -217,15 +217,15 @@ pgnfs_rpcb_list *srv_pmap_dump_rpcb(const srv_pmap *pm, srv_req *req)
 
     for (size_t f = 0; f < G_N_ELEMENTS(families); f++) {
         unsigned char ip[16];
-        if (!srv_pmap_announce_ip(pm, families[f], local, req->locallen, ip))
+        if (!pmap_announce_ip(pm, families[f], local, req->locallen, ip))
             continue;
         for (unsigned i = 0; i < pm->nmaps; i++) {
             pgnfs_rpcb_list *node = srv_req_alloc(req, sizeof *node);
-            char *addr = srv_req_alloc(req, SRV_PMAP_UADDR_LEN);
-            srv_pmap_uaddr(families[f], ip, pm->maps[i].port, addr, SRV_PMAP_UADDR_LEN);
+            char *addr = srv_req_alloc(req, PMAP_UADDR_LEN);
+            pmap_uaddr(families[f], ip, pm->maps[i].port, addr, PMAP_UADDR_LEN);
             node->rpcb_map.r_prog = pm->maps[i].prog;
             node->rpcb_map.r_vers = pm->maps[i].vers;
-            node->rpcb_map.r_netid = (char *)srv_pmap_netid(pm->maps[i].prot, families[f]);
+            node->rpcb_map.r_netid = (char *)pmap_netid(pm->maps[i].prot, families[f]);
             node->rpcb_map.r_addr = addr;
             node->rpcb_map.r_owner = (char *)"pgnfsd"; /* only encoded */
             *tail = node;

@@ -1,18 +1,19 @@
 /*
- * srv_export.h -- the served file system as the programs (NFS, MOUNT,
- * NLM) share it: the context every handler gets as req->srv (configuration,
+ * exp.h -- the served file system as the programs (NFS, MOUNT, NLM)
+ * share it: the context every handler gets as req->srv (configuration,
  * dbfs, verifiers, the MOUNT list), which client an export admits and as
- * whom (srv_client_match, srv_cred_squash), and whether any export admits
- * an address at all (srv_export_admits, the runtime's admission test for
+ * whom (exp_client_match, exp_cred_squash), the handles they take
+ * (exp_fh_in), and whether any export admits
+ * an address at all (exp_admits, the runtime's admission test for
  * connections).
  *
  * NOTES
- *   The srv_ctx is built by the daemon (srv_run) and read-only once the
+ *   The srv_ctx is built by the daemon (pgnfsd_run) and read-only once the
  *   runtime runs, except for the fields marked "locked", which have their
  *   own mutex. The matching functions keep no state.
  */
-#ifndef PGNFS_SRV_EXPORT_H
-#define PGNFS_SRV_EXPORT_H
+#ifndef PGNFS_EXP_H
+#define PGNFS_EXP_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -22,11 +23,11 @@
 #include "dbfs.h"
 #include "srv.h"
 
-typedef struct srv_mount {
+typedef struct exp_mount {
     char *host;
     char *path;
-    struct srv_mount *next;
-} srv_mount;
+    struct exp_mount *next;
+} exp_mount;
 
 struct srv_ctx {
     const cfg *cfg;
@@ -38,25 +39,25 @@ struct srv_ctx {
     unsigned char cookie_verf[8];
     /* MOUNT DUMP list (locked by mounts_lock). */
     pthread_mutex_t mounts_lock;
-    srv_mount *mounts;
+    exp_mount *mounts;
 };
 
 /*
- * srv_client_match -- the first client pattern of export e that admits peer,
+ * exp_client_match -- the first client pattern of export e that admits peer,
  * or NULL. Host-name patterns are resolved on each call (which may block).
  */
-const cfg_client *srv_client_match(const cfg_export *e, const struct sockaddr *peer,
+const cfg_client *exp_client_match(const cfg_export *e, const struct sockaddr *peer,
                                    socklen_t peerlen);
 
 /*
- * srv_export_admits -- does any export of c admit peer (ignoring `secure`,
+ * exp_admits -- does any export of c admit peer (ignoring `secure`,
  * which is about ports, not addresses)? Resolves host-name patterns like
- * srv_client_match, so it may block; the runtime calls it from a worker.
+ * exp_client_match, so it may block; the runtime calls it from a worker.
  */
-bool srv_export_admits(const cfg *c, const struct sockaddr *peer, socklen_t peerlen);
+bool exp_admits(const cfg *c, const struct sockaddr *peer, socklen_t peerlen);
 
 /*
- * srv_fh_in -- check and decode the file handle data[0 .. len) a caller
+ * exp_fh_in -- check and decode the file handle data[0 .. len) a caller
  * sent, for the procedure of req: its MAC and file system (fh.h), its
  * export, whether that export admits the caller (and from a privileged
  * port when it is `secure`). On success sets req->export, req->client and
@@ -66,12 +67,12 @@ bool srv_export_admits(const cfg *c, const struct sockaddr *peer, socklen_t peer
  * -EACCES (not admitted), with a rate-limited log line. Whether the file
  * still exists is for dbfs to say.
  */
-int srv_fh_in(srv_req *req, const void *data, size_t len, dbfs_fh *out);
+int exp_fh_in(srv_req *req, const void *data, size_t len, dbfs_fh *out);
 
 /*
- * srv_cred_squash -- the credential to act as, after root_squash/all_squash
+ * exp_cred_squash -- the credential to act as, after root_squash/all_squash
  * of client c are applied to the AUTH_SYS credential a. Cannot fail.
  */
-void srv_cred_squash(const srv_authsys *a, const cfg_client *c, dbfs_cred *out);
+void exp_cred_squash(const srv_authsys *a, const cfg_client *c, dbfs_cred *out);
 
-#endif /* PGNFS_SRV_EXPORT_H */
+#endif /* PGNFS_EXP_H */

@@ -1,20 +1,20 @@
 /*
- * srv_portmap.h -- making the daemon's programs findable through port 111,
+ * pmap_server.h -- making the daemon's programs findable through port 111,
  * as [server] portmap says: by registering them with a system rpcbind, or
  * by serving a built-in portmapper (PORTMAP v2, rpcbind v3/v4) whose
  * programs register with the RPC runtime like NFS and MOUNT do, on a
  * listener of their own.
  */
-#ifndef PGNFS_SRV_PORTMAP_H
-#define PGNFS_SRV_PORTMAP_H
+#ifndef PGNFS_PMAP_RUN_H
+#define PGNFS_PMAP_RUN_H
 
 #include "cfg.h"
 #include "srv_rt.h"
 
-typedef struct srv_portmap srv_portmap;
+typedef struct pmap_server pmap_server;
 
 /*
- * srv_portmap_start -- after the main listener of rt is open (serving on
+ * pmap_start -- after the main listener of rt is open (serving on
  * port, UDP too if udp), make its programs findable, as [server] portmap
  * of c says:
  *
@@ -24,15 +24,15 @@ typedef struct srv_portmap srv_portmap;
  *         port cannot be bound, log that clients need explicit ports
  *   on    serve the built-in one; no port, no server
  *
- * *out is what srv_portmap_stop undoes (never NULL after 0). Returns 0,
+ * *out is what pmap_stop undoes (never NULL after 0). Returns 0,
  * or -1 after logging why when "on" was asked for and the port cannot be
  * bound. The built-in portmapper's descriptors live in *out: free rt
- * before srv_portmap_stop.
+ * before pmap_stop.
  */
-int srv_portmap_start(srv_rt *rt, const cfg *c, unsigned port, bool udp, srv_portmap **out);
+int pmap_start(srv_rt *rt, const cfg *c, unsigned port, bool udp, pmap_server **out);
 
-/* srv_portmap_stop -- unregister from rpcbind what was registered, free pm
+/* pmap_stop -- unregister from rpcbind what was registered, free pm
  * (NULL is fine). */
-void srv_portmap_stop(srv_portmap *pm);
+void pmap_stop(pmap_server *pm);
 
-#endif /* PGNFS_SRV_PORTMAP_H */
+#endif /* PGNFS_PMAP_RUN_H */

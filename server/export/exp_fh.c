@@ -1,6 +1,6 @@
 /*
- * srv_fh.c -- a file handle as a program receives it (srv_fh_in,
- * srv_export.h): the handle's MAC and file system checked (fh.c), its
+ * exp_fh.c -- a file handle as a program receives it (exp_fh_in,
+ * exp.h): the handle's MAC and file system checked (fh.c), its
  * export found, the caller admitted by that export, and the caller's
  * credential squashed as the export says. NFS, MOUNT and NLM take their
  * handles through it, so each admits and squashes the same way.
@@ -12,14 +12,14 @@
 #include <errno.h>
 
 #include "fh.h"
-#include "srv_export.h"
+#include "exp.h"
 
 /*
  * The export of handle d that admits the caller, or NULL with *err set
  * (-ESTALE: the export is gone; -EACCES: not admitted, or a secure export
  * reached from an unprivileged port) and a rate-limited log line.
  */
-static const cfg_client *srv_fh_client(srv_req *req, const fh_decoded *d, const cfg_export **e,
+static const cfg_client *exp_fh_client(srv_req *req, const fh_decoded *d, const cfg_export **e,
                                        int *err)
 {
     const cfg *conf = req->srv->cfg;
@@ -33,7 +33,7 @@ static const cfg_client *srv_fh_client(srv_req *req, const fh_decoded *d, const 
     }
     *e = &conf->exports[d->export_index];
     *err = -EACCES;
-    c = srv_client_match(*e, (const struct sockaddr *)&req->peer, req->peerlen);
+    c = exp_client_match(*e, (const struct sockaddr *)&req->peer, req->peerlen);
     if (!c) {
         srv_req_complain(req, "not admitted by export %s", (*e)->path);
         return NULL;
@@ -46,8 +46,8 @@ static const cfg_client *srv_fh_client(srv_req *req, const fh_decoded *d, const 
     return c;
 }
 
-/* srv_fh_in -- see srv_export.h. */
-int srv_fh_in(srv_req *req, const void *data, size_t len, dbfs_fh *out)
+/* exp_fh_in -- see exp.h. */
+int exp_fh_in(srv_req *req, const void *data, size_t len, dbfs_fh *out)
 {
     const cfg_export *e = NULL;
     const cfg_client *c;
@@ -61,12 +61,12 @@ int srv_fh_in(srv_req *req, const void *data, size_t len, dbfs_fh *out)
         srv_req_complain(req, "bad file handle (%zu bytes)", len);
     if (err != 0)
         return err;
-    c = srv_fh_client(req, &d, &e, &err);
+    c = exp_fh_client(req, &d, &e, &err);
     if (!c)
         return err;
     req->export = e;
     req->client = c;
-    srv_cred_squash(&req->auth, c, &req->cred);
+    exp_cred_squash(&req->auth, c, &req->cred);
     *out = d.fh;
     return 0;
 }

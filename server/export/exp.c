@@ -1,6 +1,6 @@
 /*
- * srv_export.c -- who an export admits, and as whom (srv_export.h):
- * srv_client_match(), srv_export_admits() and srv_cred_squash().
+ * exp.c -- who an export admits, and as whom (exp.h):
+ * exp_client_match(), exp_admits() and exp_cred_squash().
  *
  * NOTES
  *   Client patterns are tried in the order of the export line and the first
@@ -25,7 +25,7 @@
 
 #include <glib.h>
 
-#include "srv_export.h"
+#include "exp.h"
 
 /* An address as family + bytes, IPv4-mapped IPv6 folded to IPv4. */
 typedef struct {
@@ -111,7 +111,7 @@ static bool srv_host_match(const cfg_client *c, const srv_addr *peer)
     return found;
 }
 
-const cfg_client *srv_client_match(const cfg_export *e, const struct sockaddr *peer,
+const cfg_client *exp_client_match(const cfg_export *e, const struct sockaddr *peer,
                                    socklen_t peerlen)
 {
     srv_addr pa;
@@ -135,15 +135,15 @@ const cfg_client *srv_client_match(const cfg_export *e, const struct sockaddr *p
     return NULL;
 }
 
-bool srv_export_admits(const cfg *c, const struct sockaddr *peer, socklen_t peerlen)
+bool exp_admits(const cfg *c, const struct sockaddr *peer, socklen_t peerlen)
 {
     for (unsigned i = 0; c && i < c->nexports; i++)
-        if (srv_client_match(&c->exports[i], peer, peerlen))
+        if (exp_client_match(&c->exports[i], peer, peerlen))
             return true;
     return false;
 }
 
-void srv_cred_squash(const srv_authsys *a, const cfg_client *c, dbfs_cred *out)
+void exp_cred_squash(const srv_authsys *a, const cfg_client *c, dbfs_cred *out)
 {
     /* exports(5) defaults, for a caller that has no client entry. */
     static const cfg_client defaults = {.root_squash = true, .anonuid = 65534, .anongid = 65534};
