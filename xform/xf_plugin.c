@@ -28,6 +28,7 @@
  *   overruns into memory we own; a crash inside it is its own.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,16 +161,30 @@ void xf_plugin_unload(xf_kind *k)
     k->path = NULL;
 }
 
-/* The probe's bytes: text-like for the first half, an LCG's for the rest. */
-static void xf_probe_fill(unsigned char *p, size_t n)
+#define XF_PROBE_MAX 4099
+
+static unsigned char xf_probe_data[XF_PROBE_MAX];
+static pthread_once_t xf_probe_once = PTHREAD_ONCE_INIT;
+
+/* The probe's bytes (made once): text-like for the first half, an LCG's
+ * for the rest; a probe of n bytes takes the first n / 2 and the last
+ * n - n / 2, so it is half of each too. */
+static void xf_probe_init(void)
 {
     static const char text[] = "pgnfs transformation probe: the quick brown fox. ";
     uint32_t x = 0x9E3779B9u;
 
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < XF_PROBE_MAX; i++) {
         x = x * 1664525u + 1013904223u;
-        p[i] = i < n / 2 ? (unsigned char)text[i % (sizeof text - 1)] : (unsigned char)(x >> 24);
+        xf_probe_data[i] = i < XF_PROBE_MAX / 2 ? (unsigned char)text[i % (sizeof text - 1)]
+                                                : (unsigned char)(x >> 24);
     }
+}
+
+static void xf_probe_fill(unsigned char *p, size_t n)
+{
+    memcpy(p, xf_probe_data, n / 2);
+    memcpy(p + n / 2, xf_probe_data + XF_PROBE_MAX - (n - n / 2), n - n / 2);
 }
 
 static bool xf_guard_ok(const unsigned char *p, size_t n)
@@ -297,10 +312,11 @@ out:
  * says why) or -ENOMEM. */
 int xf_plugin_probe(const xf_kind *k, void *state, const char *opts, xf_err *err)
 {
-    static const size_t sizes[] = {0, 1, 4099};
+    static const size_t sizes[] = {0, 1, XF_PROBE_MAX};
     void *slot = NULL;
     int rc = 0;
 
+    pthread_once(&xf_probe_once, xf_probe_init);
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] && rc == 0; i++) {
         rc = xf_probe_one(k, state, opts, sizes[i], false, &slot, err);
         if (rc == 0 && k->d->flags & PGNFS_XFORM_IN_PLACE)
