@@ -251,10 +251,11 @@ int xf_encode(const xf_chain *c, xf_work *w, const xf_chunk *at, const void *pla
 /* Plan decode's moves: dest[i] for each stage i that moves (1 = out, 0 =
  * scratch), with the last move in out (or, if *copy, in scratch and then
  * copied out). Stages working in place leave their output where their
- * input is. Returns the scratch bytes needed, or -ENOBUFS if neither
- * plan fits room. L[i] = stage i's input length (L[0] = plain). */
+ * input is. Returns the scratch bytes needed (*scratch: whether any
+ * result lands there at all), or -ENOBUFS if neither plan fits room.
+ * L[i] = stage i's input length (L[0] = plain). */
 static long xf_plan(const xf_chain *c, const size_t *L, size_t room, unsigned char *dest,
-                    bool *copy)
+                    bool *copy, bool *scratch)
 {
     int moves = 0;
 
@@ -262,7 +263,7 @@ static long xf_plan(const xf_chain *c, const size_t *L, size_t room, unsigned ch
         moves += i == c->nst - 1 || !(c->st[i].flags & PGNFS_XFORM_IN_PLACE);
     for (int plan = 0; plan < 2; plan++) {
         size_t need = 0;
-        bool fits = true;
+        bool fits = true, used = false;
         int left = moves, in_out = 0;
 
         for (int i = c->nst - 1; i >= 0; i--) {
@@ -270,11 +271,15 @@ static long xf_plan(const xf_chain *c, const size_t *L, size_t room, unsigned ch
                 in_out = dest[i] = (unsigned char)((--left % 2 == 0) != (plan == 1));
             if (in_out && L[i] > room)
                 fits = false;
-            if (!in_out && L[i] > need)
-                need = L[i];
+            if (!in_out) {
+                used = true;
+                if (L[i] > need)
+                    need = L[i];
+            }
         }
         if (fits) {
             *copy = plan == 1;
+            *scratch = used;
             return (long)need;
         }
     }
@@ -342,7 +347,7 @@ int xf_decode(const xf_chain *c, xf_work *w, const xf_chunk *at, const void *sto
     unsigned char aad[XF_AAD_LEN], meta[PGNFS_XFORM_META_MAX], dest[XF_MAX_STAGES];
     size_t L[XF_MAX_STAGES + 1], olen;
     xf_peek_info pi;
-    bool copy = false;
+    bool copy = false, scratch = false;
     char msg[256];
     long need;
     int rc;
@@ -358,12 +363,12 @@ int xf_decode(const xf_chain *c, xf_work *w, const xf_chunk *at, const void *sto
         xf_fail(err, at, "room %zu for %u plain bytes", room, pi.plain_len);
         return -ENOBUFS;
     }
-    need = xf_plan(c, L, room, dest, &copy);
+    need = xf_plan(c, L, room, dest, &copy, &scratch);
     if (need < 0) {
         xf_fail(err, at, "room %zu is too small for chain '%s' (xf_decode_room)", room, c->text);
         return -ENOBUFS;
     }
-    if (need > 0 && (rc = xf_work_scratch(w, (size_t)need)) < 0) {
+    if (scratch && (rc = xf_work_scratch(w, (size_t)need)) < 0) {
         xf_fail(err, at, "no memory for a scratch buffer of %ld bytes", need);
         return rc;
     }

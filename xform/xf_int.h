@@ -172,7 +172,8 @@ int xf_parse(xf_env *env, const char *text, xf_spec *spec, xf_err *err);
 size_t xf_chain_bounds(const xf_chain *c, size_t n, size_t *b);
 void xf_chain_free_all(xf_env *env);
 
-/* xf_work.c: w's scratch grown to at least n bytes (-ENOMEM). */
+/* xf_work.c: w's scratch made (never NULL after success) and grown to at
+ * least n bytes; -ENOMEM, -ENOBUFS (n over XF_ROOM_MAX). */
 int xf_work_scratch(xf_work *w, size_t n);
 
 /* Little-endian fields. */

@@ -6,8 +6,10 @@
  * kind's worker_fini.
  *
  * The scratch buffer grows when a call needs more than it holds (to the
- * larger of the need and twice its size, at most XF_ROOM_MAX) and never
- * shrinks: after the first chunks of the largest size, no call allocates.
+ * larger of the need and twice its size, at least XF_SCRATCH_MIN, at most
+ * XF_ROOM_MAX) and never shrinks: after the first chunks of the largest
+ * size, no call allocates. Once asked for, it exists, even for 0 bytes
+ * (a stage never gets a NULL buffer).
  *
  * NOTES
  *   One thread at a time. Must be freed before its env (the kinds'
@@ -17,6 +19,8 @@
 #include <stdlib.h>
 
 #include "xf_int.h"
+
+#define XF_SCRATCH_MIN 4096
 
 /* xf_work_new -- see xf.h. */
 int xf_work_new(xf_env *env, xf_work **out)
@@ -52,11 +56,13 @@ int xf_work_scratch(xf_work *w, size_t n)
     size_t want;
     unsigned char *p;
 
-    if (n <= w->scratch_room)
+    if (n <= w->scratch_room && w->scratch)
         return 0;
     if (n > XF_ROOM_MAX)
         return -ENOBUFS;
     want = w->scratch_room * 2 > n ? w->scratch_room * 2 : n;
+    if (want < XF_SCRATCH_MIN)
+        want = XF_SCRATCH_MIN;
     if (want > XF_ROOM_MAX)
         want = XF_ROOM_MAX;
     p = malloc(want);

@@ -187,6 +187,29 @@ static void test_identity_chains(void)
     xf_env_free(env);
 }
 
+/* Empty chunks through chains that move between buffers, each with a
+ * fresh xf_work (no scratch yet): no stage is handed a NULL buffer. */
+static void test_empty_fresh(void)
+{
+    static const char *const chains[] = {"zstd,aes-256-gcm", "lz4,zstd,lz4", "trailer,noncexor",
+                                         "noncexor,zstd,trailer,sha256"};
+    xf_env *env = xt_env(true, true);
+    unsigned char none[1];
+
+    for (size_t i = 0; i < G_N_ELEMENTS(chains); i++) {
+        xf_work *w;
+
+        g_assert_cmpint(xf_work_new(env, &w), ==, 0);
+        xt_roundtrip(xt_chain(env, chains[i]), w, 1, i, none, 0);
+        xf_work_free(w);
+        g_assert_cmpint(xf_work_new(env, &w), ==, 0);
+        xt_roundtrip(xt_chain(env, chains[i]), w, 1, i, none, 0);
+        xt_roundtrip(xt_chain(env, chains[i]), w, 1, i, (const unsigned char *)"x", 1);
+        xf_work_free(w);
+    }
+    xf_env_free(env);
+}
+
 /* Rooms, to the byte: encode needs exactly xf_encode_room (one less is
  * -ENOBUFS, nothing written past it); decode into exactly the plain
  * length works for these chains, one less is -ENOBUFS. */
@@ -304,6 +327,7 @@ int main(int argc, char **argv)
     g_test_add_func("/xform/roundtrip/compression", test_compression);
     g_test_add_func("/xform/roundtrip/chains", test_chains);
     g_test_add_func("/xform/roundtrip/identity-chains", test_identity_chains);
+    g_test_add_func("/xform/roundtrip/empty-fresh", test_empty_fresh);
     g_test_add_func("/xform/roundtrip/rooms", test_rooms);
     g_test_add_func("/xform/roundtrip/bounds-fuzz", test_bounds_fuzz);
     g_test_add_func("/xform/roundtrip/threads", test_threads);
