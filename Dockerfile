@@ -20,6 +20,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config \
       libpq-dev libtirpc-dev rpcsvc-proto libglib2.0-dev libssl-dev libmicrohttpd-dev \
+      libzstd-dev liblz4-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -31,7 +32,8 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INST
 FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libpq5 libtirpc3 libglib2.0-0 libssl3 libmicrohttpd12 postgresql-client-15 libcap2-bin \
+      libpq5 libtirpc3 libglib2.0-0 libssl3 libmicrohttpd12 libzstd1 liblz4-1 \
+      postgresql-client-15 libcap2-bin \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/pgnfs /usr/local/bin/pgnfsd /usr/local/bin/
 COPY docker/entrypoint.sh /usr/local/bin/pgnfs-entrypoint

@@ -9,7 +9,7 @@ set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build pkg-config
   libpq-dev libtirpc-dev rpcsvc-proto libglib2.0-dev libssl-dev
-  libmicrohttpd-dev
+  libmicrohttpd-dev libzstd-dev liblz4-dev
   postgresql-15 postgresql-client-15
   libnfs-dev libnfs-utils
 )
