@@ -194,18 +194,3 @@ void nlm4_bg_stop(nlm4_svc *svc)
         nlm4_out_free(o);
     g_mutex_unlock(&svc->retry_lock);
 }
-
-/* nlm4_bg_retry -- see nlm4_int.h. */
-bool nlm4_bg_retry(nlm4_svc *svc, nlm4_out *o)
-{
-    bool queued = false;
-
-    g_mutex_lock(&svc->retry_lock);
-    if (!atomic_load(&svc->stopping) && g_queue_get_length(&svc->retry) < NLM4_RETRY_MAX) {
-        o->due_us = g_get_monotonic_time() + NLM4_CB_RETRY_US;
-        g_queue_push_tail(&svc->retry, o);
-        queued = true;
-    }
-    g_mutex_unlock(&svc->retry_lock);
-    return queued;
-}

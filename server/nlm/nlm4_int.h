@@ -7,8 +7,9 @@
  *
  *   nlm4_args.c   handles, owners, ranges, addresses and statuses: the
  *                 conversions between NLM arguments and dbfs's lock calls
- *   nlm4_out.c    outgoing calls (srv_client): never to ourselves, retried
- *                 later from the background thread when they fail
+ *   nlm4_out.c    outgoing calls (srv_client): never to ourselves; a failed
+ *                 one waits in the retry queue, which the background
+ *                 thread works off
  *   nlm4_grant.c  blocked requests: what is kept with one in the database
  *                 (the callback to make), and the GRANTED callbacks when
  *                 they are granted
@@ -246,8 +247,6 @@ void nlm3_proc_free_all(srv_req *req, void *args, void *res);
 int nlm4_bg_start(nlm4_svc *svc);
 /* nlm4_bg_stop -- stop and join it; free what waits for a retry. */
 void nlm4_bg_stop(nlm4_svc *svc);
-/* nlm4_bg_retry -- queue o for another attempt (or drop it: false). */
-bool nlm4_bg_retry(nlm4_svc *svc, nlm4_out *o);
 /* nlm4_bg_grace_over -- a call found the grace period over: so is it here. */
 void nlm4_bg_grace_over(nlm4_svc *svc);
 

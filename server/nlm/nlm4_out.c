@@ -145,11 +145,28 @@ static void nlm4_out_end(nlm4_out *o, int err)
     nlm4_out_free(o);
 }
 
+/* Queue o for another attempt, which the background thread makes when
+ * it is due (nlm4_bg.c pops the queue); false when it cannot wait (the
+ * service stops, or the queue is full). */
+static bool nlm4_out_requeue(nlm4_svc *svc, nlm4_out *o)
+{
+    bool queued = false;
+
+    g_mutex_lock(&svc->retry_lock);
+    if (!atomic_load(&svc->stopping) && g_queue_get_length(&svc->retry) < NLM4_RETRY_MAX) {
+        o->due_us = g_get_monotonic_time() + NLM4_CB_RETRY_US;
+        g_queue_push_tail(&svc->retry, o);
+        queued = true;
+    }
+    g_mutex_unlock(&svc->retry_lock);
+    return queued;
+}
+
 /* A failed attempt: again later, or the end. */
 static void nlm4_out_failed(nlm4_out *o, int err)
 {
     g_debug("nlm: %s: attempt %u failed: %s", o->what, o->attempts, g_strerror(-err));
-    if (err != -ECANCELED && o->attempts < NLM4_CB_ATTEMPTS && nlm4_bg_retry(o->svc, o)) {
+    if (err != -ECANCELED && o->attempts < NLM4_CB_ATTEMPTS && nlm4_out_requeue(o->svc, o)) {
         atomic_fetch_add(&o->svc->cb_retried, 1);
         return;
     }

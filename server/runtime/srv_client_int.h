@@ -2,13 +2,19 @@
  * srv_client_int.h -- inside the outgoing RPC client (srv_client.h),
  * shared by its files only:
  *
- *   srv_client.c       the client: submit, limits, the thread and its
- *                      loop, timers, finishing calls
  *   srv_client_msg.c   call and reply messages (libtirpc's xdr_callmsg,
  *                      xdr_replymsg)
+ *   srv_client_call.c  a call's bookkeeping: keys, timer order, record,
+ *                      start, end
  *   srv_client_dest.c  destinations: one TCP connection or one connected
  *                      UDP socket per (address, port, transport)
  *   srv_client_pmap.c  portmapper lookups and their cache
+ *   srv_client.c       the client: submit, limits, the thread and its
+ *                      loop, timers
+ *
+ *   Each file calls only those above it in this list; the end of a call
+ *   reaches the queues of the two files above srv_client_call.c through
+ *   the pointers of c->up.
  *
  *   A call's life (the function that moves it in brackets):
  *
@@ -164,8 +170,16 @@ typedef struct {
     atomic_uint_fast64_t dests, pmap_cached; /* gauges, set by the thread */
 } srv_client_counters;
 
+/* What the end of a call needs from the files above srv_client_call.c. */
+typedef struct {
+    void (*dest_unlink)(srv_client *c, srv_ccall *call);       /* srv_cdest_unlink */
+    void (*pmap_unlink)(srv_client *c, srv_ccall *call);       /* srv_cpmap_unlink */
+    void (*pmap_forget)(srv_client *c, const srv_ccall *call); /* srv_cpmap_forget */
+} srv_client_up;
+
 struct srv_client {
     srv_client_opts o; /* defaults filled in */
+    srv_client_up up;  /* set by srv_client_new */
     /* Shared with submitting threads, under lock. */
     GMutex lock;
     GQueue inbox;         /* calls submitted, not yet taken by the thread */
@@ -190,7 +204,24 @@ struct srv_client {
     int64_t next_idle_scan;
 };
 
-/* ---- srv_client.c ---------------------------------------------------------- */
+/* ---- srv_client_call.c ----------------------------------------------------- */
+
+/* Microseconds per millisecond, for deadlines kept in monotonic µs. */
+#define SRV_CLIENT_US_PER_MS 1000
+
+/* srv_ccall_new -- a call record for call (not yet encoded nor begun),
+ * to finish with done(arg). Cannot fail. */
+srv_ccall *srv_ccall_new(srv_client *c, const srv_client_call *call, srv_client_done done,
+                         void *arg);
+/* srv_ccall_when -- when call needs attention next: its deadline, or an
+ * earlier UDP retransmission. */
+int64_t srv_ccall_when(const srv_ccall *call);
+/* srv_client_uncount -- give back a call's place under the limits (its
+ * host's count and the pending count), under c->lock. */
+void srv_client_uncount(srv_client *c, const srv_ckey *host);
+/* srv_client_begin -- call (encoded, with its xid) enters the client's
+ * bookkeeping: the list of calls, the xid table, the timers. */
+void srv_client_begin(srv_client *c, srv_ccall *call);
 
 /* srv_client_finish -- call is over: unlink it everywhere, run its done
  * with err and res (freed here after done), free it. */
