@@ -16,7 +16,7 @@ typedef struct met met;
 
 /*
  * met_start -- when [metrics] enable is set in c, serve GET
- * /metrics for runtime rt and file system fs (both must outlive the
+ * /metrics for configuration c, runtime rt and file system fs (all must outlive the
  * endpoint) with libmicrohttpd's own thread; *out is the endpoint (NULL
  * when disabled; met_stop it). Returns 0, or -1 after logging why
  * the endpoint cannot be served (the port is taken, ...).

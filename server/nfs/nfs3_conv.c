@@ -311,6 +311,11 @@ nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out)
     c = nfs3_fh_client(req, &d, &e, &err);
     if (!c)
         return nfs3_errno_to_stat(err, req->proc);
+    /* exports(5) async: this call's changes commit without waiting for
+     * the disk; with two handles (RENAME, LINK), only if both exports
+     * say so. */
+    if (req->db)
+        dbfs_conn_set_async(req->db, c->async && (!req->export || dbfs_conn_async(req->db)));
     req->export = e;
     req->client = c;
     exp_cred_squash(&req->auth, c, &req->cred);
