@@ -543,6 +543,28 @@ static void pgnfs_stats_locks(const pgnfs_sample *cur, const pgnfs_sample *prev,
            pgnfs_delta(cur, prev, "pgnfs_nlm_callbacks_total{result=\"refused\"}"));
 }
 
+/* The exports: each client entry with its access and mode, sync (changes
+ * on disk before the reply) or async (exports(5): the reply may come
+ * first). line is scratch space. */
+static void pgnfs_stats_exports(const pgnfs_sample *cur, GString *line)
+{
+    char path[1024], client[300], access[8], mode[8];
+
+    g_string_truncate(line, 0);
+    for (unsigned i = 0; i < cur->order->len; i++) {
+        const char *k = g_ptr_array_index(cur->order, i);
+        if (!g_str_has_prefix(k, "pgnfs_export_info{") ||
+            !pgnfs_label(k, "path", path, sizeof path) ||
+            !pgnfs_label(k, "client", client, sizeof client) ||
+            !pgnfs_label(k, "access", access, sizeof access) ||
+            !pgnfs_label(k, "mode", mode, sizeof mode))
+            continue;
+        g_string_append_printf(line, "%s%s %s(%s,%s)", line->len ? "; " : "", path, client, access,
+                               mode);
+    }
+    printf("exports      %s\n", line->len ? line->str : "not reported by this server");
+}
+
 /* Print one screen: cur against prev (NULL: totals since the server started). */
 static void pgnfs_stats_print(const char *url, const pgnfs_sample *cur, const pgnfs_sample *prev)
 {
@@ -584,6 +606,7 @@ static void pgnfs_stats_print(const char *url, const pgnfs_sample *cur, const pg
     printf("caches       %s\n", line->len ? line->str : "not reported by this server");
     pgnfs_stats_writeback(cur, prev, dt);
     pgnfs_stats_locks(cur, prev, dt);
+    pgnfs_stats_exports(cur, line);
     g_string_free(line, TRUE);
 }
 

@@ -270,6 +270,23 @@ void dbfs_conn_close(dbfs_conn *c);
 /* Database round trips made on this connection since it was opened. */
 uint64_t dbfs_conn_round_trips(const dbfs_conn *c);
 
+/*
+ * dbfs_conn_set_async -- how the changes of the calls that follow on c
+ * commit. false (a new connection's mode): durable, each change is on
+ * disk when its call returns. true (an exports(5) `async` export): each
+ * change still commits whole, in the same one transaction, but the call
+ * returns without waiting for the commit to reach the disk (PostgreSQL's
+ * synchronous_commit off for that transaction, set in the same round
+ * trip); PostgreSQL's WAL writer flushes such commits together, within
+ * 3 x wal_writer_delay, and a crash of PostgreSQL or of the machine
+ * before then loses them (never a part of one). A crash of this process
+ * alone loses nothing committed. Reads are not affected. Cannot fail.
+ */
+void dbfs_conn_set_async(dbfs_conn *c, bool async);
+
+/* dbfs_conn_async -- the mode dbfs_conn_set_async last set on c. */
+bool dbfs_conn_async(const dbfs_conn *c);
+
 /* --- permission rule (shared by dbfs and its tests) -------------------- */
 
 /*

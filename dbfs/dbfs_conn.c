@@ -264,6 +264,18 @@ void dbfs_conn_close(dbfs_conn *c)
     free(c);
 }
 
+/* dbfs_conn_set_async -- see dbfs.h: read by dbfs_batch_sync. */
+void dbfs_conn_set_async(dbfs_conn *c, bool async)
+{
+    c->async = async;
+}
+
+/* dbfs_conn_async -- see dbfs.h. */
+bool dbfs_conn_async(const dbfs_conn *c)
+{
+    return c->async;
+}
+
 /* dbfs_conn_round_trips -- see dbfs.h: Syncs sent on c since it was
  * opened (one per batch, including the one that prepared the statements;
  * one per statement on a session). Cannot fail. */
@@ -317,6 +329,8 @@ int dbfs_batch_begin(dbfs_conn *c)
     c->synced = false;
     c->unsent = false;
     c->err = 0;
+    c->changing = false;
+    c->lazy = false;
     dbfs_conn_check_idle(c);
     if (!c->ready || PQstatus(c->pg) != CONNECTION_OK)
         return dbfs_conn_reset(c);
@@ -352,6 +366,8 @@ int dbfs_batch_add(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p)
         return rc;
     }
     c->queued[c->nqueued++] = id;
+    c->changing |= dbfs_stmts[id].changes;
+    c->lazy |= dbfs_stmts[id].lazy;
     return 0;
 }
 
@@ -361,6 +377,8 @@ int dbfs_batch_sync(dbfs_conn *c)
 {
     if (c->nqueued == 0)
         return c->err;
+    if (c->changing ? c->async : c->lazy)
+        dbfs_batch_add(c, DBFS_ST_ASYNC_COMMIT, NULL);
     if (!PQpipelineSync(c->pg)) {
         int rc = dbfs_conn_fail(c, NULL, dbfs_stmts[c->queued[0]].name);
 

@@ -87,6 +87,10 @@ struct dbfs_conn {
      * server): dbfs_batch_run may send it again. */
     bool unsent;
     int err;
+    /* The commit mode (dbfs_conn_set_async), and what the current batch
+     * holds: a change, a lazy change (dbfs_stmt_def). */
+    bool async;
+    bool changing, lazy;
 };
 
 /*
@@ -105,7 +109,10 @@ int dbfs_batch_begin(dbfs_conn *c);
 /* Queue statement id. Failures are remembered and returned by
  * dbfs_batch_end(); the return value says whether it was queued (0). */
 int dbfs_batch_add(dbfs_conn *c, dbfs_stmt id, const dbfs_params *p);
-/* End the queue with a Sync: one round trip. */
+/* End the queue with a Sync: one round trip. A batch that commits
+ * without waiting for its WAL (a change on an async connection, a lazy
+ * change) gets DBFS_ST_ASYNC_COMMIT queued after the caller's statements,
+ * whose result dbfs_batch_end drains. */
 int dbfs_batch_sync(dbfs_conn *c);
 /*
  * dbfs_batch_result -- the result of the next queued statement, in order.

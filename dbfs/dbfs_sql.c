@@ -48,6 +48,12 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                          "SELECT set_config('default_transaction_isolation', 'read committed',"
                          " false), CASE WHEN current_setting('synchronous_commit') = 'off'"
                          " THEN set_config('synchronous_commit', 'on', false) END"},
+    /* The transaction it ends (a batch of an async export's change: added
+     * by dbfs_batch_sync after the batch's own statements) commits without
+     * waiting for its WAL to reach the disk. is_local: this transaction
+     * only; PostgreSQL reads the setting when it commits, at the Sync. */
+    [DBFS_ST_ASYNC_COMMIT] = {"pgnfs_async_commit",
+                              "SELECT set_config('synchronous_commit', 'off', true)"},
     [DBFS_ST_GETATTR] = {"pgnfs_getattr",
                          "SELECT " DBFS_ATTR_COLS(
                              "") " FROM fileatt"
@@ -97,24 +103,30 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                          "SELECT * FROM pgnfs_setattr($1::int8, $2::int4, " DBFS_CRED_ARGS(
                              3, 4,
                              5) ", $6::int8, $7::int4, $8::int4, $9::int8, $10::int8, $11::int8,"
-                                " $12::int8, $13::int8, $14::int8)"},
+                                " $12::int8, $13::int8, $14::int8)",
+                         true},
     [DBFS_ST_CREATE] = {"pgnfs_create",
                         "SELECT * FROM pgnfs_create($1::int8, $2::int4, $3::bytea, " DBFS_CRED_ARGS(
                             4, 5, 6) ", $7::int8, $8::int2, $9::int4, $10::int8, $11::bytea,"
                                      " $12::int4, $13::int4, $14::int4, $15::int4, $16::int8,"
-                                     " $17::int8, $18::int8, $19::int8, $20::int8)"},
+                                     " $17::int8, $18::int8, $19::int8, $20::int8)",
+                        true},
     [DBFS_ST_REMOVE] = {"pgnfs_remove",
                         "SELECT * FROM pgnfs_remove($1::int8, $2::int4, $3::bytea, $4::bool, "
-                        "" DBFS_CRED_ARGS(5, 6, 7) ", $8::int8)"},
+                        "" DBFS_CRED_ARGS(5, 6, 7) ", $8::int8)",
+                        true},
     [DBFS_ST_RENAME] = {"pgnfs_rename",
                         "SELECT * FROM pgnfs_rename($1::int8, $2::int4, $3::bytea, $4::int8,"
-                        " $5::int4, $6::bytea, " DBFS_CRED_ARGS(7, 8, 9) ", $10::int8)"},
+                        " $5::int4, $6::bytea, " DBFS_CRED_ARGS(7, 8, 9) ", $10::int8)",
+                        true},
     [DBFS_ST_LINK] = {"pgnfs_link",
                       "SELECT * FROM pgnfs_link($1::int8, $2::int4, $3::int8, $4::int4, $5::bytea, "
-                      "" DBFS_CRED_ARGS(6, 7, 8) ", $9::int8)"},
+                      "" DBFS_CRED_ARGS(6, 7, 8) ", $9::int8)",
+                      true},
     [DBFS_ST_WRITE_BEGIN] = {"pgnfs_write_begin",
                              "SELECT * FROM pgnfs_write_begin($1::int8, $2::int4, " DBFS_CRED_ARGS(
-                                 3, 4, 5) ", $6::int8, $7::int8)"},
+                                 3, 4, 5) ", $6::int8, $7::int8)",
+                             true},
     /* After the chunks of a write: size, times, change, the stored bytes of
      * the chunks written ($5 .. $6), and setuid/setgid cleared for a
      * non-root writer ($4). The row is locked already. (The single layout's
@@ -124,16 +136,20 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                            " ctime = pgnfs_next_ctime(ctime, $3::int8), change = change + 1,"
                            " used = used + pgnfs_data_stored_all($1::int8, $5::int8, $6::int8),"
                            " mode = CASE WHEN $4::bool THEN pgnfs_kill_priv(mode) ELSE mode END"
-                           " WHERE inode = $1::int8 RETURNING " DBFS_ATTR_COLS("")},
+                           " WHERE inode = $1::int8 RETURNING " DBFS_ATTR_COLS(""),
+                           true},
     /* relatime: atime moves on a permitted read when it is not later than
-     * mtime or ctime, or a day old. */
+     * mtime or ctime, or a day old. Lazy: a READ is no change a client
+     * waits to see on disk (Linux does not sync atime either), so its
+     * transaction does not wait for a WAL flush. */
     [DBFS_ST_ATIME] =
         {"pgnfs_atime",
          "UPDATE fileatt SET atime = $3::int8, change = change + 1"
          " WHERE inode = $1::int8 AND generation = $2::int4 AND type = " DBFS_SQL_T_REG
          " AND (atime <= mtime OR atime <= ctime"
          "      OR atime < $3::int8 - " DBFS_SQL_NS_PER_DAY ")"
-         " AND pgnfs_may_io(fileatt, " DBFS_CRED_ARGS(4, 5, 6) ", " DBFS_SQL_MAY_READ ")"},
+         " AND pgnfs_may_io(fileatt, " DBFS_CRED_ARGS(4, 5, 6) ", " DBFS_SQL_MAY_READ ")",
+         false, true},
     /* Database size, and the file count (reltuples; counted when the table
      * was never analyzed, which only a young, small table is). */
     [DBFS_ST_FSSTAT] = {"pgnfs_fsstat", "SELECT pg_database_size(current_database())::int8,"
@@ -148,11 +164,11 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                        " AND a.chunk BETWEEN $3::int8 AND $4::int8"
                                        " WHERE f.inode = $1::int8 AND f.generation = $2::int4"
                                        " ORDER BY a.chunk"},
-    [DBFS_ST_SINGLE_WRITE_FULL] =
-        {"pgnfs_single_write_full",
-         "INSERT INTO allfiles (inode, chunk, data)"
-         " VALUES ($1::int8, $2::int8, $3::bytea)"
-         " ON CONFLICT (inode, chunk) DO UPDATE SET data = EXCLUDED.data"},
+    [DBFS_ST_SINGLE_WRITE_FULL] = {"pgnfs_single_write_full",
+                                   "INSERT INTO allfiles (inode, chunk, data)"
+                                   " VALUES ($1::int8, $2::int8, $3::bytea)"
+                                   " ON CONFLICT (inode, chunk) DO UPDATE SET data = EXCLUDED.data",
+                                   true},
     /* $3 bytes into the chunk: new chunks start with zeros; stored ones
      * shorter than $3 are padded with zeros, longer ones overlaid. */
     [DBFS_ST_SINGLE_WRITE_PART] =
@@ -163,7 +179,8 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          " CASE WHEN length(a.data) >= $3::int4"
          "      THEN overlay(a.data PLACING $4::bytea FROM $3::int4 + 1)"
          "      ELSE a.data || pgnfs_zeros($3::int4 - length(a.data))"
-         "           || $4::bytea END"},
+         "           || $4::bytea END",
+         true},
     /* The same for a base64 file system: $4 is the piece's base64 text,
      * merged with the decoded chunk and encoded again (20_data.sql). */
     [DBFS_ST_SINGLE_WRITE_PART64] =
@@ -171,7 +188,8 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          "INSERT INTO allfiles AS a (inode, chunk, data)"
          " VALUES ($1::int8, $2::int8, pgnfs_chunk_merge(NULL, $3::int4, $4::bytea, true, false))"
          " ON CONFLICT (inode, chunk) DO UPDATE SET data ="
-         " pgnfs_chunk_merge(a.data, $3::int4, $4::bytea, true, false)"},
+         " pgnfs_chunk_merge(a.data, $3::int4, $4::bytea, true, false)",
+         true},
     /* A whole WRITE in one statement, every layout and encoding (80_write.sql):
      * $6 offset, $7 length, $8 the encoded pieces, $9 now, $10 clear
      * setuid/setgid, $11 chunk size, $12 base64, $13 the layout's placement
@@ -179,7 +197,8 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_WRITE] = {"pgnfs_write",
                        "SELECT * FROM pgnfs_write($1::int8, $2::int4, " DBFS_CRED_ARGS(
                            3, 4, 5) ", $6::int8, $7::int8, $8::bytea, $9::int8, $10::bool,"
-                                    " $11::int4, $12::bool, $13::int8)"},
+                                    " $11::int4, $12::bool, $13::int8)",
+                       true},
     /* The read of the layouts with tables of their own (store.h queue_read):
      * the attributes and chunks $3 .. $4, wherever the file's data lives. */
     [DBFS_ST_TAB_READ] =

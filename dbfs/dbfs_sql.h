@@ -12,10 +12,13 @@
 #ifndef PGNFS_DBFS_SQL_H
 #define PGNFS_DBFS_SQL_H
 
+#include <stdbool.h>
+
 /* The statements of dbfs_sql.c. Those before DBFS_ST_NWORKER are prepared
  * on every worker connection; the others on mkfs/open connections. */
 typedef enum {
     DBFS_ST_SESSION,
+    DBFS_ST_ASYNC_COMMIT,
     DBFS_ST_GETATTR,
     DBFS_ST_LOOKUP,
     DBFS_ST_PARENT,
@@ -80,6 +83,14 @@ typedef enum {
 typedef struct {
     const char *name; /* the prepared statement's name */
     const char *sql;
+    /* It changes the file system: a batch holding one on a connection in
+     * async mode (dbfs_conn_set_async) commits with synchronous_commit
+     * off (DBFS_ST_ASYNC_COMMIT). */
+    bool changes;
+    /* It changes only what no client waits to see on disk (the atime of
+     * a READ): its batch commits with synchronous_commit off in either
+     * mode, unless the batch also holds a change. */
+    bool lazy;
 } dbfs_stmt_def;
 
 extern const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT];

@@ -34,12 +34,15 @@ typedef struct {
     cfg_client_kind kind;
     int family; /* AF_INET or AF_INET6 (CFG_CLIENT_NET) */
     unsigned char addr[16];
-    unsigned prefix;           /* prefix length in bits */
-    char *host;                /* CFG_CLIENT_HOST: a host name, resolved per check */
-    bool rw;                   /* default false (ro) */
-    bool root_squash;          /* default true */
-    bool all_squash;           /* default false */
-    bool secure;               /* default false: privileged source port required if true */
+    unsigned prefix;  /* prefix length in bits */
+    char *host;       /* CFG_CLIENT_HOST: a host name, resolved per check */
+    bool rw;          /* default false (ro) */
+    bool root_squash; /* default true */
+    bool all_squash;  /* default false */
+    bool secure;      /* default false: privileged source port required if true */
+    /* exports(5) `async`: replies may precede durability (the client's
+     * changes commit with synchronous_commit off); default false (`sync`). */
+    bool async;
     uint32_t anonuid, anongid; /* default 65534 */
 } cfg_client;
 

@@ -25,7 +25,8 @@
 #define CFG_PATH_MAX 1024
 
 static const char cfg_export_options[] = "rw, ro, root_squash, no_root_squash, all_squash, "
-                                         "no_all_squash, anonuid=N, anongid=N, secure, insecure";
+                                         "no_all_squash, anonuid=N, anongid=N, secure, insecure, "
+                                         "sync, async";
 
 /* cfg_export_clear -- see cfg.h. */
 void cfg_export_clear(cfg_export *e)
@@ -234,6 +235,8 @@ static int cfg_parse_option(const char *client, const char *opt, cfg_client *c, 
         {"no_all_squash", offsetof(cfg_client, all_squash), false},
         {"secure", offsetof(cfg_client, secure), true},
         {"insecure", offsetof(cfg_client, secure), false},
+        {"sync", offsetof(cfg_client, async), false},
+        {"async", offsetof(cfg_client, async), true},
     };
     uint64_t id;
 

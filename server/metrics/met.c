@@ -21,6 +21,8 @@
  *   pgnfs_drc_entries                               replies held by the DRC
  *   pgnfs_cache_*{cache}                            cache figures (met_caches)
  *   pgnfs_writeback_*                               write-back buffer (met_writeback)
+ *   pgnfs_export_info{path,client,access,mode}      1 per client entry of an export:
+ *                                                   access rw|ro, mode sync|async
  *
  * Any other path answers 404 with a pointer to /metrics; methods other
  * than GET and HEAD answer 405.
@@ -46,6 +48,7 @@
 
 struct met {
     struct MHD_Daemon *daemon;
+    const cfg *cfg;
     srv_rt *rt;
     dbfs *fs;
     met_fn more; /* NULL: none */
@@ -153,7 +156,57 @@ static void met_writeback(dbfs *fs, GString *out)
                            (double)w.oldest_age_ms / 1000.0);
 }
 
-/* The whole page: build, the runtime's figures, caches, write-back. */
+/* A label value of the text format: backslash, double quote and newline
+ * escaped (export paths have no other control characters). */
+static void met_label_value(GString *out, const char *v)
+{
+    for (; *v; v++) {
+        if (*v == '\\' || *v == '"')
+            g_string_append_c(out, '\\');
+        if (*v == '\n')
+            g_string_append(out, "\\n");
+        else
+            g_string_append_c(out, *v);
+    }
+}
+
+/*
+ * met_exports -- one pgnfs_export_info series per client entry of every
+ * export: its path, the client pattern as configured (*, ADDR/PREFIX or
+ * a host name), access rw or ro, and mode sync (a change is on disk
+ * before its reply) or async (exports(5): the reply may come first).
+ */
+static void met_exports(const cfg *c, GString *out)
+{
+    char addr[INET6_ADDRSTRLEN];
+
+    g_string_append(out, "# HELP pgnfs_export_info The exports' client entries: access, and "
+                         "mode sync (changes on disk before the reply) or async.\n"
+                         "# TYPE pgnfs_export_info gauge\n");
+    for (unsigned i = 0; i < c->nexports; i++) {
+        const cfg_export *e = &c->exports[i];
+
+        for (unsigned j = 0; j < e->nclients; j++) {
+            const cfg_client *k = &e->clients[j];
+
+            g_string_append(out, "pgnfs_export_info{path=\"");
+            met_label_value(out, e->path);
+            g_string_append(out, "\",client=\"");
+            if (k->kind == CFG_CLIENT_ANY) {
+                g_string_append_c(out, '*');
+            } else if (k->kind == CFG_CLIENT_NET) {
+                inet_ntop(k->family, k->addr, addr, sizeof addr);
+                g_string_append_printf(out, "%s/%u", addr, k->prefix);
+            } else {
+                met_label_value(out, k->host);
+            }
+            g_string_append_printf(out, "\",access=\"%s\",mode=\"%s\"} 1\n", k->rw ? "rw" : "ro",
+                                   k->async ? "async" : "sync");
+        }
+    }
+}
+
+/* The whole page: build, the runtime's figures, caches, write-back, exports. */
 static void met_text(met *m, GString *out)
 {
     g_string_append_printf(out,
@@ -164,6 +217,7 @@ static void met_text(met *m, GString *out)
     srv_rt_metrics(m->rt, out);
     met_caches(m->fs, out);
     met_writeback(m->fs, out);
+    met_exports(m->cfg, out);
     if (m->more)
         m->more(m->more_arg, out);
 }
@@ -251,6 +305,7 @@ int met_start(const cfg *c, srv_rt *rt, dbfs *fs, met_fn more, void *more_arg, m
         return -1;
     }
     m = g_new0(met, 1);
+    m->cfg = c;
     m->rt = rt;
     m->fs = fs;
     m->more = more;

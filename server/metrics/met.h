@@ -20,11 +20,11 @@ typedef void (*met_fn)(void *arg, GString *out);
 
 /*
  * met_start -- when [metrics] enable is set in c, serve GET
- * /metrics for runtime rt and file system fs, with the series of more
- * (may be NULL) called with more_arg (all must outlive the endpoint),
- * with libmicrohttpd's own thread; *out is the endpoint (NULL when
- * disabled; met_stop it). Returns 0, or -1 after logging why the endpoint
- * cannot be served (the port is taken, ...).
+ * /metrics for configuration c, runtime rt and file system fs, with the
+ * series of more (may be NULL) called with more_arg (all must outlive the
+ * endpoint), with libmicrohttpd's own thread; *out is the endpoint (NULL
+ * when disabled; met_stop it). Returns 0, or -1 after logging why the
+ * endpoint cannot be served (the port is taken, ...).
  */
 int met_start(const cfg *c, srv_rt *rt, dbfs *fs, met_fn more, void *more_arg, met **out);
 

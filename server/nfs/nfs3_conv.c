@@ -264,10 +264,17 @@ void nfs3_path_out(srv_req *req, const char *path, nfspath3 *out)
 
 nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out)
 {
+    bool first = req->export == NULL;
     int err = exp_fh_in(req, in->data.data_val, in->data.data_len, out);
 
-    /* -EBADF: BADHANDLE; -ESTALE: STALE; -EACCES: ACCES. */
-    return err ? nfs3_errno_to_stat(err, req->proc) : NFS3_OK;
+    if (err != 0)
+        return nfs3_errno_to_stat(err, req->proc); /* -EBADF: BADHANDLE; -ESTALE; -EACCES */
+    /* exports(5) async: this call's changes commit without waiting for
+     * the disk; with two handles (RENAME, LINK), only if both exports
+     * say so. */
+    if (req->db)
+        dbfs_conn_set_async(req->db, req->client->async && (first || dbfs_conn_async(req->db)));
+    return NFS3_OK;
 }
 
 bool nfs3_read_only(const srv_req *req)

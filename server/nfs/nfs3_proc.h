@@ -188,7 +188,10 @@ bool_t nfs3_args_link(XDR *x, LINK3args *a);
  * NFS3ERR_BADHANDLE; -ESTALE: NFS3ERR_STALE for another file system or an
  * export index beyond the configuration), checks that the export admits
  * the client (-EACCES: NFS3ERR_ACCES; a `secure` export also needs a
- * source port below 1024), and sets req->export, req->client and req->cred.
+ * source port below 1024), and sets req->export, req->client and req->cred,
+ * and the commit mode of req->db: async when the client entry says
+ * exports(5) `async` (and, for a second handle, the first one's did too),
+ * else durable (dbfs_conn_set_async).
  * Statuses come from nfs3_errno_to_stat; every refusal is logged, at most
  * a few lines a second per client address (srv_req_complain). Returns
  * NFS3_OK with *out filled; on error *out and req are unchanged.

@@ -83,6 +83,8 @@ static void srv_append_client(GString *s, const cfg_client *c)
     g_string_append_printf(s, "(%s,%s%s%s", c->rw ? "rw" : "ro",
                            c->root_squash ? "root_squash" : "no_root_squash",
                            c->all_squash ? ",all_squash" : "", c->secure ? ",secure" : "");
+    if (c->async)
+        g_string_append(s, ",async");
     if (c->anonuid != 65534 || c->anongid != 65534)
         g_string_append_printf(s, ",anonuid=%u,anongid=%u", c->anonuid, c->anongid);
     g_string_append_c(s, ')');

@@ -333,6 +333,10 @@ static bool pgnfsd_run_handler(srv_dispatch *d, srv_req *req, void *args, void *
         srv_complain(d, "%s %s: no database connection: dropped", p->name, d->proc->name);
         return false;
     }
+    /* Every call starts durable; a program whose caller's export is
+     * exports(5) `async` says so (nfs3_fh_in). */
+    if (d->db)
+        dbfs_conn_set_async(d->db, false);
     if (d->proc->handler)
         d->proc->handler(req, args, res);
     if (req->drop) {

@@ -196,6 +196,14 @@ static void test_metrics(void)
     g_assert_cmpfloat(metric(page, "pgnfs_workers"), >=, 1);
     g_assert_cmpfloat(metric(page, "pgnfs_uptime_seconds"), >, 0);
     g_assert_nonnull(strstr(page, "# TYPE pgnfs_cache_hits_total counter\n"));
+    /* Each export's mode: "/" as the test library exports it, "/fast"
+     * async as main() adds it. */
+    g_assert_cmpfloat(metric(page, "pgnfs_export_info{path=\"/\",client=\"127.0.0.1/32\","
+                                   "access=\"rw\",mode=\"sync\"}"),
+                      ==, 1);
+    g_assert_cmpfloat(metric(page, "pgnfs_export_info{path=\"/fast\",client=\"*\","
+                                   "access=\"ro\",mode=\"async\"}"),
+                      ==, 1);
     g_free(page);
 
     /* The counters move. */
@@ -257,6 +265,7 @@ static void test_stats_cli(void)
     g_assert_nonnull(strstr(out, "\nnfs errors   NFS3ERR_NOENT="));
     g_assert_nonnull(strstr(out, "\ncaches       "));
     g_assert_nonnull(strstr(out, "\nwrite-back   "));
+    g_assert_nonnull(strstr(out, "\nexports      / 127.0.0.1/32(rw,sync); /fast *(ro,async)\n"));
     g_free(out);
     /* Two samples: the stats calls themselves do not count, so the
      * interval may be quiet; the screen is there either way. */
@@ -573,7 +582,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     metrics_port = free_port();
     char *port = g_strdup_printf("metrics.port=%u", metrics_port);
-    const char *const over[] = {"metrics.enable=true", port, "log.slow_ms=1", NULL};
+    const char *const over[] = {"metrics.enable=true", port, "log.slow_ms=1",
+                                "exports./fast=*(async)", NULL};
     server = tl_server_start(over);
     g_test_add_func("/admin/metrics", test_metrics);
     g_test_add_func("/admin/stats_cli", test_stats_cli);

@@ -267,8 +267,8 @@ static void test_errors_file(void)
     expect_error("[embedded]\nrestart = maybe\n", NULL, "restart", "boolean", NULL);
     expect_error("this is not a key file\n", NULL, "cannot load", NULL);
     expect_error("[exports]\nrelative = *(rw)\n", NULL, "[exports] relative", "absolute", NULL);
-    expect_error("[exports]\n/ = *(rw,async)\n", NULL, "[exports] /", "async", "no_root_squash",
-                 NULL);
+    expect_error("[exports]\n/ = *(rw,wdelay)\n", NULL, "[exports] /", "wdelay", "no_root_squash",
+                 "async", NULL);
 
     /* A file that does not exist. */
     char *err = NULL;
@@ -622,6 +622,7 @@ static void test_export_clients(void)
     g_assert_true(c->root_squash);
     g_assert_false(c->all_squash);
     g_assert_false(c->secure);
+    g_assert_false(c->async); /* sync is the default (exports(5)) */
     g_assert_cmpuint(c->anonuid, ==, 65534);
     g_assert_cmpuint(c->anongid, ==, 65534);
     cfg_export_clear(&e);
@@ -676,6 +677,14 @@ static void test_export_options(void)
     g_assert_false(e.clients[4].secure);
     cfg_export_clear(&e);
 
+    /* sync / async, the last one winning; sync is the default. */
+    e = parse_ok("/", "a(rw,async) b(async,sync) c(sync,async) d(rw)");
+    g_assert_true(e.clients[0].async);
+    g_assert_false(e.clients[1].async);
+    g_assert_true(e.clients[2].async);
+    g_assert_false(e.clients[3].async);
+    cfg_export_clear(&e);
+
     e = parse_ok("/", "*(anonuid=0,anongid=4294967295)");
     g_assert_cmpuint(e.clients[0].anonuid, ==, 0);
     g_assert_cmpuint(e.clients[0].anongid, ==, 4294967295u);
@@ -689,7 +698,7 @@ static void test_export_errors(void)
     parse_bad("/", "10.0.0.0/abc", "prefix length");
     parse_bad("/", "10.0.0.0/255.0.255.0", "netmask");
     parse_bad("/", "300.1.1.1/8", "network address");
-    parse_bad("/", "*(async)", "unknown option 'async'");
+    parse_bad("/", "*(no_subtree_check)", "unknown option 'no_subtree_check'");
     parse_bad("/", "*(rw,,ro)", "empty option");
     parse_bad("/", "*(anonuid=-1)", "anonuid=-1");
     parse_bad("/", "*(anonuid=4294967296)", "0 to 4294967295");
