@@ -244,15 +244,21 @@ bool dbfs_data_space_short(const dbfs *fs)
     return atomic_load(&fs->space_short_until_us) > g_get_monotonic_time();
 }
 
-/* Committed: what the pieces of each write hold now, as of its new ctime,
- * into the buffer cache. */
+/* Committed: which chunks each write changed (the buffer cache's history:
+ * the other chunks' entries stay current) and what its pieces hold now,
+ * as of its new ctime, into the buffer cache. */
 static void dbfs_data_learn(dbfs_conn *c, dbfs_fh fh, const dbfs_data_batch *b)
 {
     const uint32_t cs = c->fs->info.chunk_size;
 
     for (size_t i = 0; c->fs->chunks && i < b->n; i++) {
-        for (size_t k = 0; k < b->ws[i].npieces; k++) {
-            const store_piece *pc = &b->ws[i].pieces[k];
+        const store_write *w = &b->ws[i];
+
+        cache_chunk_moved(c->fs->chunks, fh.ino, b->ctimes[2 * i], b->ctimes[2 * i + 1],
+                          w->npieces ? w->pieces[0].chunk : 1,
+                          w->npieces ? w->pieces[w->npieces - 1].chunk : 0);
+        for (size_t k = 0; k < w->npieces; k++) {
+            const store_piece *pc = &w->pieces[k];
 
             cache_chunk_wrote(c->fs->chunks, fh.ino, pc->chunk, b->ctimes[2 * i],
                               b->ctimes[2 * i + 1], pc->at, pc->raw, pc->n, cs);
