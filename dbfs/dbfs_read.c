@@ -17,7 +17,10 @@
  *   atime update is due, the READ makes no round trip at all.
  *
  *   The metadata caches see every READ: the attributes it read (a read),
- *   or, when an atime update may happen, a change of the file.
+ *   or, when an atime update may happen, a change of the file. A small
+ *   file (dbfs_small.c) is served whole from the small-file cache when
+ *   it holds it as of the file's ctime, and kept there by a READ of all
+ *   of it that went to the database.
  *
  *   A READ stores the file's buffered writes first (dbfs_wb.c). The caller
  *   owns buf; nothing is kept after a call but copies in the caches.
@@ -40,6 +43,7 @@
 #include "dbfs_cache.h"
 #include "dbfs_codec.h"
 #include "dbfs_perm.h"
+#include "dbfs_small.h"
 #include "dbfs_wb.h"
 #include "store.h"
 
@@ -142,10 +146,11 @@ static int dbfs_decode_chunk(const dbfs *fs, const char *v, size_t vlen, const c
 
 /*
  * Serve a READ from the caches alone, if they can: the stat cache knows
- * the file, the caller may read it, no atime update is due, and every
- * chunk of the range is cached as of the file's ctime. Returns 0 (served:
- * outputs filled) or -ENOENT (go to the database; nothing counted as a
- * buffer hit).
+ * the file, the caller may read it, no atime update is due, and the file
+ * is in the small-file cache, or every chunk of the range is in the
+ * buffer cache, as of the file's ctime. Returns 0 (served: outputs
+ * filled) or -ENOENT (go to the database; nothing counted as a buffer
+ * hit).
  */
 static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off,
                             uint32_t count, void *buf, uint32_t *nread, bool *eof,
@@ -155,9 +160,16 @@ static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uin
     cache_chunk *cc = c->fs->chunks;
     dbfs_attr a;
     uint64_t n, nchunks;
+    uint32_t got;
 
-    if (!cc || dbfs_cache_attr(c->fs, fh, &a) != 0 || a.type != DBFS_REG ||
+    if ((!cc && !c->fs->small) || dbfs_cache_attr(c->fs, fh, &a) != 0 || a.type != DBFS_REG ||
         !dbfs_read_allowed(&a, cred) || (c->fs->relatime && dbfs_atime_due(&a, dbfs_now_ns())))
+        return -ENOENT;
+    if (dbfs_small_read(c->fs, &a, off, count, buf, &got)) {
+        n = got;
+        goto served;
+    }
+    if (!cc)
         return -ENOENT;
     n = off >= a.size ? 0 : (a.size - off < count ? a.size - off : count);
     nchunks = n ? (off + n - 1) / cs - off / cs + 1 : 0;
@@ -176,6 +188,7 @@ static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uin
             dbfs_zero(buf, off, cstart + (uint64_t)len > from ? cstart + (uint64_t)len : from, to);
     }
     cache_chunk_count(cc, nchunks, 0, 0);
+served:
     *nread = (uint32_t)n;
     *eof = off + n >= a.size;
     if (attr) {
@@ -510,8 +523,10 @@ static int dbfs_rd_run(dbfs_rd *rd)
         dbfs_rd_place(rd);
         rc = dbfs_rd_copy(rd);
     }
-    if (rc == 0)
+    if (rc == 0) {
         dbfs_rd_remember(rd);
+        dbfs_small_learn_read(rd->c->fs, &rd->a, rd->off, rd->buf, (uint32_t)rd->n);
+    }
     dbfs_rd_cache_end(rd, &op, rc);
     return rc;
 }
