@@ -292,14 +292,16 @@ class Pgnfs:
     cluster directory (made by an earlier server) instead of a fresh one;
     db: serve this conninfo instead of the embedded cluster; export_opts:
     more options of the export line (e.g. "async"), after
-    rw,no_root_squash."""
+    rw,no_root_squash; env: more environment variables for the server
+    ({NAME: VALUE})."""
 
     def __init__(self, build, tmp, cleanup, conf=None, index=0, sets=(), stats=True,
-                 label=None, data=None, db=None, export_opts=""):
+                 label=None, data=None, db=None, export_opts="", env=None):
         self.build, self.tmp, self.cleanup = build, tmp, cleanup
         self.conf = conf
         self.sets = list(sets)
         self.export_opts = export_opts
+        self.env = dict(env or {})
         self.label = label or ("pgnfs" if conf is None else "pgnfs[%s]" % os.path.basename(conf))
         self.dir = os.path.join(tmp, "pgnfs-%d" % index)
         os.makedirs(self.dir)
@@ -340,8 +342,9 @@ class Pgnfs:
         log("%s: %s" % (self.label, " ".join(shlex.quote(c) for c in cmd)))
         offset = os.path.getsize(self.logpath) if os.path.exists(self.logpath) else 0
         logf = open(self.logpath, "a")
+        env = dict(os.environ, **self.env) if self.env else None
         self.proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+                                     stdin=subprocess.DEVNULL, start_new_session=True, env=env)
         logf.close()
         if not self.registered:
             self.cleanup.push(self.label, self.stop)

@@ -80,6 +80,20 @@ void srv_pool_held(size_t *bufs, size_t *bytes)
     g_mutex_unlock(&srv_pool_lock);
 }
 
+/* srv_pool_tune_malloc -- see srv_pool.h. */
+void srv_pool_tune_malloc(void)
+{
+    static gsize done;
+
+    if (!g_once_init_enter(&done))
+        return;
+    if (mallopt(M_MMAP_THRESHOLD, (int)SRV_MALLOC_MMAP_MAX) != 1 ||
+        mallopt(M_TRIM_THRESHOLD, (int)SRV_MALLOC_TRIM_MIN) != 1)
+        g_message("the C library refused to keep freed memory (mallopt): pages freed are "
+                  "faulted in and zeroed again");
+    g_once_init_leave(&done, 1);
+}
+
 /* srv_pool_drain -- see srv_pool.h. */
 void srv_pool_drain(void)
 {

@@ -40,4 +40,20 @@ void srv_pool_held(size_t *bufs, size_t *bytes);
 /* srv_pool_drain -- free every kept buffer (at exit, and in tests). */
 void srv_pool_drain(void);
 
+/*
+ * srv_pool_tune_malloc -- make the C library keep the memory the server
+ * frees for its next allocations instead of handing it back to the kernel
+ * at once: blocks up to SRV_MALLOC_MMAP_MAX bytes come from the heap
+ * (not a mapping of their own, unmapped at free), and the heap is trimmed
+ * only past SRV_MALLOC_TRIM_MIN bytes free at its top. Otherwise every
+ * flush of the write-back buffer, every eviction of the buffer cache and
+ * every large result freed gives pages back that the next one faults in
+ * and the kernel zeroes again. The resident size then stays at its high
+ * mark (which the caches' bounds already bound). Process-wide; idempotent;
+ * cannot fail (a refused setting is logged).
+ */
+#define SRV_MALLOC_MMAP_MAX (8u * 1024u * 1024u)
+#define SRV_MALLOC_TRIM_MIN (256u * 1024u * 1024u)
+void srv_pool_tune_malloc(void);
+
 #endif /* PGNFS_SRV_POOL_H */

@@ -170,6 +170,7 @@ int srv_workers_start(srv_workers *all)
     pthread_attr_t attr;
     int rc = 0;
 
+    srv_pool_tune_malloc();
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, SRV_WORKER_STACK);
     for (unsigned i = 0; i < all->n; i++) {
