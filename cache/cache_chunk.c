@@ -14,6 +14,7 @@
  *   tagged t --put or wrote with a tag >= t--> tagged t' (keep rule:
  *                                               a smaller tag is dropped)
  *   tagged t --LRU bound--> (absent)
+ *   tagged t --found current at t' by the history (cache_hist.h)--> tagged t'
  *
  * NOTES
  *   Nothing here locks: cache_lru's shard locks cover every access. The
@@ -28,6 +29,7 @@
 #include <string.h>
 
 #include "cache_chunk.h"
+#include "cache_hist.h"
 
 /* What an entry costs beyond its value (cache_lru's node, key copy). */
 #define CACHE_CHUNK_OVERHEAD 96
@@ -48,6 +50,7 @@ typedef struct {
 
 struct cache_chunk {
     cache_lru *lru;
+    cache_hist *hist; /* which chunks changed since when */
     size_t capacity;
     atomic_uint_fast64_t hits, misses, stale;
 };
@@ -81,9 +84,15 @@ int cache_chunk_new(size_t capacity, uint32_t max_chunk, cache_chunk **out)
     cc = calloc(1, sizeof *cc);
     if (!cc)
         return -ENOMEM;
+    cc->hist = cache_hist_new();
+    if (!cc->hist) {
+        free(cc);
+        return -ENOMEM;
+    }
     cache_lru_opts o = {.capacity = capacity, .shards = shards, .keep = cache_chunk_keep};
     rc = cache_lru_new(&o, &cc->lru);
     if (rc != 0) {
+        cache_hist_free(cc->hist);
         free(cc);
         return rc;
     }
@@ -101,50 +110,74 @@ void cache_chunk_free(cache_chunk *cc)
     if (!cc)
         return;
     cache_lru_free(cc->lru);
+    cache_hist_free(cc->hist);
     free(cc);
-}
-
-typedef struct {
-    int64_t ctime;
-    uint32_t from, n;
-    void *dst;
-} cache_chunk_copy;
-
-/* Under the shard lock: copy the slice if the tag matches. */
-static int cache_chunk_copy_fn(void *val, size_t len, void *arg)
-{
-    cache_chunk_copy *a = arg;
-    cache_chunk_hdr h;
-
-    if (len < sizeof h)
-        return CACHE_CHUNK_STALE;
-    memcpy(&h, val, sizeof h);
-    if (h.ctime != a->ctime || sizeof h + h.len > len)
-        return CACHE_CHUNK_STALE;
-    if (a->from < h.len) {
-        uint32_t k = h.len - a->from < a->n ? h.len - a->from : a->n;
-
-        memcpy(a->dst, (const char *)val + sizeof h + a->from, k);
-    }
-    return (int)h.len;
 }
 
 /* cache_chunk_get -- see cache_chunk.h. */
 long cache_chunk_get(cache_chunk *cc, uint64_t ino, uint64_t chunk, int64_t ctime, uint32_t from,
                      uint32_t n, void *dst)
 {
-    cache_chunk_key k = {ino, chunk};
-    cache_chunk_copy a = {ctime, from, n, dst};
-    int rc = cache_lru_visit(cc->lru, &k, sizeof k, cache_chunk_copy_fn, &a);
+    int64_t tag;
+    long len = cache_chunk_peek(cc, ino, chunk, from, n, dst, &tag);
 
-    if (rc >= 0 && rc != CACHE_CHUNK_STALE) {
+    if (len >= 0 && cache_chunk_current(cc, ino, chunk, tag, ctime)) {
         atomic_fetch_add(&cc->hits, 1);
-        return rc;
+        return len;
     }
     atomic_fetch_add(&cc->misses, 1);
-    if (rc == CACHE_CHUNK_STALE)
+    if (len >= 0)
         atomic_fetch_add(&cc->stale, 1);
     return -ENOENT;
+}
+
+typedef struct {
+    int64_t from, to;
+} cache_chunk_retag_arg;
+
+/* Under the shard lock: the entry tagged `from` is the chunk's at `to`. */
+static int cache_chunk_retag_fn(void *val, size_t len, void *arg)
+{
+    const cache_chunk_retag_arg *a = arg;
+    cache_chunk_hdr h;
+
+    if (len < sizeof h)
+        return 0;
+    memcpy(&h, val, sizeof h);
+    if (h.ctime == a->from) {
+        h.ctime = a->to;
+        memcpy(val, &h, sizeof h);
+    }
+    return 0;
+}
+
+/* cache_chunk_current -- see cache_chunk.h. */
+bool cache_chunk_current(cache_chunk *cc, uint64_t ino, uint64_t chunk, int64_t tag, int64_t now)
+{
+    cache_chunk_key k = {ino, chunk};
+    cache_chunk_retag_arg a = {tag, now};
+
+    if (tag == now)
+        return true;
+    if (!cache_hist_current(cc->hist, ino, chunk, tag, now))
+        return false;
+    /* Found current through the history: say so in the entry itself, so
+     * that the next lookup needs no history. */
+    cache_lru_visit(cc->lru, &k, sizeof k, cache_chunk_retag_fn, &a);
+    return true;
+}
+
+/* cache_chunk_moved -- see cache_chunk.h. */
+void cache_chunk_moved(cache_chunk *cc, uint64_t ino, int64_t pre, int64_t post, uint64_t lo,
+                       uint64_t hi)
+{
+    cache_hist_moved(cc->hist, ino, pre, post, lo, hi);
+}
+
+/* cache_chunk_head -- see cache_chunk.h. */
+bool cache_chunk_head(cache_chunk *cc, uint64_t ino, int64_t *ctime)
+{
+    return cache_hist_head(cc->hist, ino, ctime);
 }
 
 typedef struct {
@@ -204,17 +237,10 @@ int cache_chunk_put(cache_chunk *cc, uint64_t ino, uint64_t chunk, int64_t ctime
 {
     cache_chunk_key k = {ino, chunk};
     cache_chunk_hdr h = {ctime, len, 0};
-    size_t vlen = sizeof h + len;
-    unsigned char *v = malloc(vlen);
-    int rc;
+    cache_lru_part parts[2] = {{&h, sizeof h}, {data, len}};
 
-    if (!v)
-        return -ENOMEM;
-    memcpy(v, &h, sizeof h);
-    memcpy(v + sizeof h, data, len);
-    rc = cache_lru_force(cc->lru, &k, sizeof k, v, vlen, vlen + CACHE_CHUNK_OVERHEAD);
-    free(v);
-    return rc;
+    return cache_lru_force_parts(cc->lru, &k, sizeof k, parts, 2,
+                                 sizeof h + len + CACHE_CHUNK_OVERHEAD);
 }
 
 typedef struct {

@@ -27,10 +27,13 @@
  *      meet, the later ctime is kept (the keep rule), so a slow reader
  *      never pushes out a newer entry.
  *
- *   The price: a write to a file leaves the chunks it did not touch
- *   tagged with the old ctime, so they miss afterwards (read-mostly files
- *   are what this cache serves; write-back of dirty data is a separate
- *   buffer).
+ *   4. A write to a file leaves the chunks it did not touch tagged with
+ *      the old ctime. The writer reports which chunks its committed change
+ *      touched (cache_chunk_moved), and a history of such reports
+ *      (cache_hist.h) shows an older tag still current when no change
+ *      since has touched that chunk; such an entry is then retagged with
+ *      the current ctime. Without a report for every change in between
+ *      (a truncation, a SETATTR) the old tag is not current: a miss.
  *
  * NOTES
  *   Thread-safe: cache_lru's shards, each with its own lock; nothing here
@@ -68,10 +71,12 @@ int cache_chunk_new(size_t capacity, uint32_t max_chunk, cache_chunk **out);
 void cache_chunk_free(cache_chunk *cc);
 
 /*
- * cache_chunk_get -- if chunk (ino, chunk) is cached as of ctime, copy its
- * bytes [from, from + n) (as far as it holds them) to dst and return the
- * chunk's length (its stored bytes: what lies past it reads as zeros), a
- * hit. Returns -ENOENT otherwise (a miss). Counts a hit or a miss.
+ * cache_chunk_get -- if chunk (ino, chunk) is cached as of ctime (its tag,
+ * or an older tag that cache_chunk_current finds current at ctime), copy
+ * its bytes [from, from + n) (as far as it holds them) to dst and return
+ * the chunk's length (its stored bytes: what lies past it reads as
+ * zeros), a hit. Returns -ENOENT otherwise (a miss; dst's bytes are then
+ * unspecified). Counts a hit or a miss.
  */
 long cache_chunk_get(cache_chunk *cc, uint64_t ino, uint64_t chunk, int64_t ctime, uint32_t from,
                      uint32_t n, void *dst);
@@ -85,6 +90,28 @@ long cache_chunk_get(cache_chunk *cc, uint64_t ino, uint64_t chunk, int64_t ctim
  */
 long cache_chunk_peek(cache_chunk *cc, uint64_t ino, uint64_t chunk, uint32_t from, uint32_t n,
                       void *dst, int64_t *tag);
+/*
+ * cache_chunk_current -- are chunk (ino, chunk)'s bytes as of ctime tag
+ * (what cache_chunk_peek found) still its bytes at ctime now? True when
+ * tag == now, or when the changes reported with cache_chunk_moved take
+ * the file from tag to now without touching the chunk (the entry is then
+ * retagged now). Counts nothing.
+ */
+bool cache_chunk_current(cache_chunk *cc, uint64_t ino, uint64_t chunk, int64_t tag, int64_t now);
+
+/*
+ * cache_chunk_moved -- a committed change took file ino from ctime pre to
+ * ctime post and altered no stored byte outside chunks lo..hi (lo > hi:
+ * none): the chunk writer's report (see 4. above; cache_hist.h). Cannot
+ * fail.
+ */
+void cache_chunk_moved(cache_chunk *cc, uint64_t ino, int64_t pre, int64_t post, uint64_t lo,
+                       uint64_t hi);
+
+/* cache_chunk_head -- file ino's ctime after the last change reported, if
+ * the history still holds it (a guess at its current ctime). */
+bool cache_chunk_head(cache_chunk *cc, uint64_t ino, int64_t *ctime);
+
 /* cache_chunk_count -- add to the hit, miss and stale counters. */
 void cache_chunk_count(cache_chunk *cc, uint64_t hits, uint64_t misses, uint64_t stale);
 

@@ -334,10 +334,14 @@ static bool cache_lru_link(cache_lru *c, cache_lru_shard *s, cache_lru_entry *ne
     return true;
 }
 
+/* A new entry whose value is the parts one after the other (vlen bytes
+ * in all): each copied once, straight into place. */
 static cache_lru_entry *cache_lru_entry_new(uint64_t hash, const void *key, size_t klen,
-                                            const void *val, size_t vlen, size_t charge)
+                                            const cache_lru_part *parts, unsigned nparts,
+                                            size_t vlen, size_t charge)
 {
     cache_lru_entry *e = malloc(CACHE_LRU_HDR + vlen + klen);
+    size_t at = 0;
 
     if (!e)
         return NULL;
@@ -346,8 +350,11 @@ static cache_lru_entry *cache_lru_entry_new(uint64_t hash, const void *key, size
     e->klen = klen;
     e->vlen = vlen;
     e->charge = charge;
-    if (vlen)
-        memcpy(cache_lru_val(e), val, vlen);
+    for (unsigned i = 0; i < nparts; i++) {
+        if (parts[i].n)
+            memcpy((unsigned char *)cache_lru_val(e) + at, parts[i].p, parts[i].n);
+        at += parts[i].n;
+    }
     if (klen)
         memcpy((unsigned char *)e + CACHE_LRU_HDR + vlen, key, klen);
     return e;
@@ -475,7 +482,7 @@ typedef enum { CACHE_LRU_PUT_FILL, CACHE_LRU_PUT_STORE, CACHE_LRU_PUT_FORCE } ca
  * (force). A writer that may not store removes the key. Returns 0,
  * -EAGAIN (refused), -E2BIG, -ENOMEM. */
 static int cache_lru_put(cache_lru *c, cache_lru_put_mode mode, uint64_t guard, const void *key,
-                         size_t klen, const void *val, size_t vlen, size_t charge,
+                         size_t klen, const cache_lru_part *parts, unsigned nparts, size_t charge,
                          const cache_lru_mut *m, cache_lru_ticket t)
 {
     uint64_t hash = cache_lru_hash(key, klen);
@@ -483,11 +490,14 @@ static int cache_lru_put(cache_lru *c, cache_lru_put_mode mode, uint64_t guard, 
     uint32_t st = cache_lru_stripe_of(c, guard);
     cache_lru_entry *ne = NULL, *dead = NULL;
     cache_lru_entry **pp;
+    size_t vlen = 0;
     int rc = 0;
     bool ok;
 
+    for (unsigned i = 0; i < nparts; i++)
+        vlen += parts[i].n;
     if (charge <= s->cap)
-        ne = cache_lru_entry_new(hash, key, klen, val, vlen, charge);
+        ne = cache_lru_entry_new(hash, key, klen, parts, nparts, vlen, charge);
     pthread_mutex_lock(&s->lock);
     ok = mode == CACHE_LRU_PUT_FORCE   ? true
          : mode == CACHE_LRU_PUT_STORE ? cache_lru_store_ok(c, m, st)
@@ -521,7 +531,9 @@ static int cache_lru_put(cache_lru *c, cache_lru_put_mode mode, uint64_t guard, 
 int cache_lru_fill(cache_lru *c, cache_lru_ticket t, uint64_t guard, const void *key, size_t klen,
                    const void *val, size_t vlen, size_t charge)
 {
-    return cache_lru_put(c, CACHE_LRU_PUT_FILL, guard, key, klen, val, vlen, charge, NULL, t);
+    cache_lru_part part = {val, vlen};
+
+    return cache_lru_put(c, CACHE_LRU_PUT_FILL, guard, key, klen, &part, 1, charge, NULL, t);
 }
 
 /*
@@ -550,8 +562,9 @@ int cache_lru_store(cache_lru *c, const cache_lru_mut *m, uint64_t guard, const 
                     size_t klen, const void *val, size_t vlen, size_t charge)
 {
     cache_lru_ticket none = {0};
+    cache_lru_part part = {val, vlen};
 
-    return cache_lru_put(c, CACHE_LRU_PUT_STORE, guard, key, klen, val, vlen, charge, m, none);
+    return cache_lru_put(c, CACHE_LRU_PUT_STORE, guard, key, klen, &part, 1, charge, m, none);
 }
 
 /*
@@ -560,9 +573,20 @@ int cache_lru_store(cache_lru *c, const cache_lru_mut *m, uint64_t guard, const 
 int cache_lru_force(cache_lru *c, const void *key, size_t klen, const void *val, size_t vlen,
                     size_t charge)
 {
+    cache_lru_part part = {val, vlen};
+
+    return cache_lru_force_parts(c, key, klen, &part, 1, charge);
+}
+
+/*
+ * cache_lru_force_parts -- see cache_lru.h.
+ */
+int cache_lru_force_parts(cache_lru *c, const void *key, size_t klen, const cache_lru_part *parts,
+                          unsigned nparts, size_t charge)
+{
     cache_lru_ticket none = {0};
 
-    return cache_lru_put(c, CACHE_LRU_PUT_FORCE, 0, key, klen, val, vlen, charge, NULL, none);
+    return cache_lru_put(c, CACHE_LRU_PUT_FORCE, 0, key, klen, parts, nparts, charge, NULL, none);
 }
 
 /*

@@ -191,6 +191,21 @@ void cache_lru_mut_end(cache_lru *c, cache_lru_mut *m);
 int cache_lru_force(cache_lru *c, const void *key, size_t klen, const void *val, size_t vlen,
                     size_t charge);
 
+/* A value handed over in pieces: stored one after the other. */
+typedef struct {
+    const void *p;
+    size_t n;
+} cache_lru_part;
+
+/*
+ * cache_lru_force_parts -- cache_lru_force of the value made of
+ * parts[0 .. nparts) one after the other, each copied once, straight into
+ * the new entry (a header and the bytes it describes need no buffer of
+ * their own first). Returns as cache_lru_force.
+ */
+int cache_lru_force_parts(cache_lru *c, const void *key, size_t klen, const cache_lru_part *parts,
+                          unsigned nparts, size_t charge);
+
 /* cache_lru_remove -- drop key. Returns true if it was cached (counted as
  * an invalidation). Always safe for coherence. */
 bool cache_lru_remove(cache_lru *c, const void *key, size_t klen);

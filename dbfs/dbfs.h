@@ -204,6 +204,11 @@ typedef struct {
     /* The chunk buffer cache ((inode, chunk) -> bytes, dbfs_data.c): its
      * bound in bytes; 0 = off. At least one chunk (plus a little). */
     uint64_t buffer_cache_bytes;
+    /* The small-file cache (inode -> a small file's whole contents,
+     * dbfs_small.c): its bound in bytes, and the largest file it keeps;
+     * either 0 = off. The bound must hold one such file (plus a little). */
+    uint64_t small_cache_bytes;
+    uint32_t small_file_bytes;
     /* The write-back buffer of UNSTABLE writes (dbfs_wb.c): its bound in
      * bytes (0 = off: every write is stored at once, FILE_SYNC), and the
      * size past which one file's data is flushed (0 = 8 MiB). */
@@ -544,7 +549,7 @@ typedef struct {
     uint64_t refused; /* fills dropped because a concurrent change made them stale */
 } dbfs_cache_figures;
 
-#define DBFS_CACHES_MAX 4
+#define DBFS_CACHES_MAX 5
 
 /*
  * dbfs_cache_stats -- the counters of fs's caches, enabled or not, into

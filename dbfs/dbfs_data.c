@@ -38,6 +38,7 @@
 #include "dbfs_cache.h"
 #include "dbfs_codec.h"
 #include "dbfs_data.h"
+#include "dbfs_small.h"
 #include "dbfs_space.h"
 
 /* --- the buffer cache ---------------------------------------------------- */
@@ -198,6 +199,7 @@ typedef struct {
     size_t n;
     size_t *nst;     /* statements queued per write */
     int64_t *ctimes; /* per write: ctime before, after */
+    uint64_t *sizes; /* per write: size before, after */
     dbfs_attr *pre, *post;
 } dbfs_data_batch;
 
@@ -223,6 +225,8 @@ static int dbfs_data_queue(dbfs_conn *c, void *arg)
             *b->post = a1;
             b->ctimes[2 * i] = a0.ctime_ns;
             b->ctimes[2 * i + 1] = a1.ctime_ns;
+            b->sizes[2 * i] = a0.size;
+            b->sizes[2 * i + 1] = a1.size;
         }
     }
     return first_err;
@@ -244,15 +248,27 @@ bool dbfs_data_space_short(const dbfs *fs)
     return atomic_load(&fs->space_short_until_us) > g_get_monotonic_time();
 }
 
-/* Committed: what the pieces of each write hold now, as of its new ctime,
- * into the buffer cache. */
+/* Committed: which chunks each write changed (the buffer cache's history:
+ * the other chunks' entries stay current) and what its pieces hold now,
+ * as of its new ctime, into the buffer cache; a small file's whole
+ * contents, when known, into the small-file cache. */
 static void dbfs_data_learn(dbfs_conn *c, dbfs_fh fh, const dbfs_data_batch *b)
 {
     const uint32_t cs = c->fs->info.chunk_size;
 
-    for (size_t i = 0; c->fs->chunks && i < b->n; i++) {
-        for (size_t k = 0; k < b->ws[i].npieces; k++) {
-            const store_piece *pc = &b->ws[i].pieces[k];
+    for (size_t i = 0; i < b->n; i++) {
+        const store_write *w = &b->ws[i];
+
+        dbfs_small_learn_write(c->fs, fh.ino, b->ctimes[2 * i], b->sizes[2 * i],
+                               b->ctimes[2 * i + 1], b->sizes[2 * i + 1], w);
+        if (!c->fs->chunks)
+            continue;
+
+        cache_chunk_moved(c->fs->chunks, fh.ino, b->ctimes[2 * i], b->ctimes[2 * i + 1],
+                          w->npieces ? w->pieces[0].chunk : 1,
+                          w->npieces ? w->pieces[w->npieces - 1].chunk : 0);
+        for (size_t k = 0; k < w->npieces; k++) {
+            const store_piece *pc = &w->pieces[k];
 
             cache_chunk_wrote(c->fs->chunks, fh.ino, pc->chunk, b->ctimes[2 * i],
                               b->ctimes[2 * i + 1], pc->at, pc->raw, pc->n, cs);
@@ -302,9 +318,11 @@ int dbfs_data_store(dbfs_conn *c, dbfs_fh fh, const store_write *ws, size_t n, d
         return rc;
     b.nst = calloc(n, sizeof *b.nst);
     b.ctimes = calloc(2 * n, sizeof *b.ctimes);
-    if (!b.nst || !b.ctimes) {
+    b.sizes = calloc(2 * n, sizeof *b.sizes);
+    if (!b.nst || !b.ctimes || !b.sizes) {
         free(b.nst);
         free(b.ctimes);
+        free(b.sizes);
         dbfs_space_done(c->fs, &ticket, false);
         return -ENOMEM;
     }
@@ -319,6 +337,7 @@ int dbfs_data_store(dbfs_conn *c, dbfs_fh fh, const store_write *ws, size_t n, d
     dbfs_data_note_space(c->fs, rc);
     free(b.nst);
     free(b.ctimes);
+    free(b.sizes);
     return rc;
 }
 

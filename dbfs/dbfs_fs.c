@@ -38,6 +38,7 @@
 #include "dbfs_data.h"
 #include "dbfs_int.h"
 #include "dbfs_perm.h"
+#include "dbfs_small.h"
 #include "dbfs_space.h"
 #include "dbfs_wb.h"
 #include "schema_files.h"
@@ -490,6 +491,9 @@ int dbfs_open(const dbfs_config *cfg, dbfs **out)
     rc = dbfs_chunks_open(fs, cfg);
     if (rc != 0)
         goto err;
+    rc = dbfs_small_open(fs, cfg);
+    if (rc != 0)
+        goto err;
     rc = dbfs_wb_open(fs, cfg);
     if (rc != 0)
         goto err;
@@ -513,6 +517,7 @@ void dbfs_close(dbfs *fs)
     dbfs_space_close(fs);
     dbfs_cache_close(fs);
     dbfs_chunks_close(fs);
+    dbfs_small_close(fs);
     free(fs->conninfo);
     free(fs->space_path);
     g_mutex_clear(&fs->fsstat_memo.lock);

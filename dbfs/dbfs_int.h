@@ -41,6 +41,7 @@
 struct store_ops;
 struct dbfs_cache;
 struct cache_chunk;
+struct cache_small;
 struct cache_wb;
 struct dbfs_space;
 
@@ -70,6 +71,8 @@ struct dbfs {
     /* The chunk buffer cache (dbfs_data.c); NULL: off. */
     struct cache_chunk *chunks;
     uint64_t chunks_bytes; /* its bound */
+    /* The small-file cache (dbfs_small.c); NULL: off. */
+    struct cache_small *small;
     dbfs_ra_slot ra[DBFS_RA_SLOTS];
     /* Until then (g_get_monotonic_time) the database was out of space
      * (dbfs_data.c): the write-back buffer takes no UNSTABLE write, so a

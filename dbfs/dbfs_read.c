@@ -9,13 +9,18 @@
  *   and the chunks in one snapshot; for a stream of reads, also the next
  *   chunks (read-ahead, into the buffer cache). With the buffer cache, the
  *   chunks already cached are left out of the range asked for; they are
- *   used only if their ctime tag is the file's ctime in that snapshot
- *   (else, rarely, a second batch reads the whole range). When the stat
+ *   used only if their ctime tag is the file's ctime in that snapshot, or
+ *   the buffer cache's history of the file's writes shows them unchanged
+ *   since (cache_chunk_current; else, rarely, a second batch reads the
+ *   whole range). When the stat
  *   cache knows the file and every chunk is cached as of its ctime, and no
  *   atime update is due, the READ makes no round trip at all.
  *
  *   The metadata caches see every READ: the attributes it read (a read),
- *   or, when an atime update may happen, a change of the file.
+ *   or, when an atime update may happen, a change of the file. A small
+ *   file (dbfs_small.c) is served whole from the small-file cache when
+ *   it holds it as of the file's ctime, and kept there by a READ of all
+ *   of it that went to the database.
  *
  *   A READ stores the file's buffered writes first (dbfs_wb.c). The caller
  *   owns buf; nothing is kept after a call but copies in the caches.
@@ -38,6 +43,7 @@
 #include "dbfs_cache.h"
 #include "dbfs_codec.h"
 #include "dbfs_perm.h"
+#include "dbfs_small.h"
 #include "dbfs_wb.h"
 #include "store.h"
 
@@ -140,10 +146,11 @@ static int dbfs_decode_chunk(const dbfs *fs, const char *v, size_t vlen, const c
 
 /*
  * Serve a READ from the caches alone, if they can: the stat cache knows
- * the file, the caller may read it, no atime update is due, and every
- * chunk of the range is cached as of the file's ctime. Returns 0 (served:
- * outputs filled) or -ENOENT (go to the database; nothing counted as a
- * buffer hit).
+ * the file, the caller may read it, no atime update is due, and the file
+ * is in the small-file cache, or every chunk of the range is in the
+ * buffer cache, as of the file's ctime. Returns 0 (served: outputs
+ * filled) or -ENOENT (go to the database; nothing counted as a buffer
+ * hit).
  */
 static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off,
                             uint32_t count, void *buf, uint32_t *nread, bool *eof,
@@ -153,9 +160,16 @@ static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uin
     cache_chunk *cc = c->fs->chunks;
     dbfs_attr a;
     uint64_t n, nchunks;
+    uint32_t got;
 
-    if (!cc || dbfs_cache_attr(c->fs, fh, &a) != 0 || a.type != DBFS_REG ||
+    if ((!cc && !c->fs->small) || dbfs_cache_attr(c->fs, fh, &a) != 0 || a.type != DBFS_REG ||
         !dbfs_read_allowed(&a, cred) || (c->fs->relatime && dbfs_atime_due(&a, dbfs_now_ns())))
+        return -ENOENT;
+    if (dbfs_small_read(c->fs, &a, off, count, buf, &got)) {
+        n = got;
+        goto served;
+    }
+    if (!cc)
         return -ENOENT;
     n = off >= a.size ? 0 : (a.size - off < count ? a.size - off : count);
     nchunks = n ? (off + n - 1) / cs - off / cs + 1 : 0;
@@ -168,12 +182,13 @@ static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uin
                                     (uint32_t)(to - from), (char *)buf + (from - off), &tag);
 
         /* A miss: the database read that follows counts what it finds. */
-        if (len < 0 || tag != a.ctime_ns)
+        if (len < 0 || !cache_chunk_current(cc, fh.ino, chunk, tag, a.ctime_ns))
             return -ENOENT;
         if (cstart + (uint64_t)len < to)
             dbfs_zero(buf, off, cstart + (uint64_t)len > from ? cstart + (uint64_t)len : from, to);
     }
     cache_chunk_count(cc, nchunks, 0, 0);
+served:
     *nread = (uint32_t)n;
     *eof = off + n >= a.size;
     if (attr) {
@@ -247,16 +262,32 @@ static void dbfs_rd_span(const dbfs_rd *rd, uint64_t k, uint64_t upto, uint64_t 
     *to = cstart + rd->cs < upto ? cstart + rd->cs : upto;
 }
 
+/* The file's ctime as best known before the database answers: the stat
+ * cache's, else the last change the buffer cache's history recorded, else
+ * the newest tag among the chunks peeked. */
+static int64_t dbfs_rd_guess(const dbfs_rd *rd, int64_t newest)
+{
+    dbfs_attr a;
+    int64_t head;
+
+    if (dbfs_cache_attr(rd->c->fs, rd->fh, &a) == 0)
+        return a.ctime_ns;
+    if (cache_chunk_head(rd->c->fs->chunks, rd->fh.ino, &head))
+        return head;
+    return newest;
+}
+
 /*
  * What the buffer cache holds of the range: copied into buf now, used
  * once the database says which ctime is current. Narrows the range to
- * fetch to the chunks not cached as of the newest tag seen, and adds the
- * read-ahead of a stream. Returns 0 or -ENOMEM.
+ * fetch to the chunks not cached as of the ctime the file probably has
+ * (dbfs_rd_guess), and adds the read-ahead of a stream. Returns 0 or
+ * -ENOMEM.
  */
 static int dbfs_rd_peek(dbfs_rd *rd)
 {
     cache_chunk *cc = rd->c->fs->chunks;
-    int64_t newest = INT64_MIN;
+    int64_t newest = INT64_MIN, guess;
 
     if (!cc || rd->nchunks == 0)
         return 0;
@@ -277,11 +308,15 @@ static int dbfs_rd_peek(dbfs_rd *rd)
                 newest = rd->ck[k].tag;
         }
     }
+    guess = dbfs_rd_guess(rd, newest);
     rd->ffirst = rd->last + 1;
     rd->flast = rd->first;
     for (uint64_t k = 0; k < rd->nchunks; k++) {
-        if (rd->ck[k].cached && rd->ck[k].tag == newest)
+        if (rd->ck[k].cached &&
+            cache_chunk_current(cc, rd->fh.ino, rd->first + k, rd->ck[k].tag, guess)) {
+            rd->ck[k].tag = guess;
             continue;
+        }
         if (rd->first + k < rd->ffirst)
             rd->ffirst = rd->first + k;
         rd->flast = rd->first + k;
@@ -354,7 +389,9 @@ static bool dbfs_rd_widen(dbfs_rd *rd)
         uint64_t ch = rd->first + k;
         bool fetched = ch >= rd->ffirst && ch <= rd->flast;
 
-        if (!fetched && (!rd->ck[k].cached || rd->ck[k].tag != rd->a.ctime_ns) &&
+        if (!fetched &&
+            (!rd->ck[k].cached || !cache_chunk_current(rd->c->fs->chunks, rd->fh.ino, ch,
+                                                       rd->ck[k].tag, rd->a.ctime_ns)) &&
             ch * rd->cs < rd->off + rd->n) {
             rd->stale += rd->ck[k].cached;
             rd->ffirst = rd->first;
@@ -486,8 +523,10 @@ static int dbfs_rd_run(dbfs_rd *rd)
         dbfs_rd_place(rd);
         rc = dbfs_rd_copy(rd);
     }
-    if (rc == 0)
+    if (rc == 0) {
         dbfs_rd_remember(rd);
+        dbfs_small_learn_read(rd->c->fs, &rd->a, rd->off, rd->buf, (uint32_t)rd->n);
+    }
     dbfs_rd_cache_end(rd, &op, rc);
     return rc;
 }

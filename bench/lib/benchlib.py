@@ -16,6 +16,15 @@ compare, reading pgnfs's statistics, and undoing everything at exit.
   median, spread  a repeated measurement summed up (median; "min-max")
   load_runner     another runner (bench/NAME/run) imported as a module
   git_describe    the checkout's version, for results
+  RunEnv          what a run ran on, recorded beside its figures: the machine
+                  (cores, CPU, memory, kernel), the load average and a
+                  measured fdatasync latency of the data's disk before and
+                  after, the exact command (machine, fdatasync_us)
+  block_device, diskstats
+                  the block device holding a directory and its request
+                  counters (/proc/diskstats)
+  commit_ceiling  PostgreSQL's one-commit ceiling (bench/perf/pgcommit) on
+                  the embedded cluster of a running pgnfs
 
 NOTES
   Every process started here is started in a session of its own and
@@ -30,6 +39,7 @@ Python 3 standard library only.
 import importlib.machinery
 import importlib.util
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -280,13 +290,18 @@ class Pgnfs:
     SIGUSR1 statistics reach the log. label: the name in messages and
     results (default pgnfs, or pgnfs[CONF]). data: serve this embedded
     cluster directory (made by an earlier server) instead of a fresh one;
-    db: serve this conninfo instead of the embedded cluster."""
+    db: serve this conninfo instead of the embedded cluster; export_opts:
+    more options of the export line (e.g. "async"), after
+    rw,no_root_squash; env: more environment variables for the server
+    ({NAME: VALUE})."""
 
     def __init__(self, build, tmp, cleanup, conf=None, index=0, sets=(), stats=True,
-                 label=None, data=None, db=None):
+                 label=None, data=None, db=None, export_opts="", env=None):
         self.build, self.tmp, self.cleanup = build, tmp, cleanup
         self.conf = conf
         self.sets = list(sets)
+        self.export_opts = export_opts
+        self.env = dict(env or {})
         self.label = label or ("pgnfs" if conf is None else "pgnfs[%s]" % os.path.basename(conf))
         self.dir = os.path.join(tmp, "pgnfs-%d" % index)
         os.makedirs(self.dir)
@@ -310,7 +325,8 @@ class Pgnfs:
             self.port = free_port()
         cmd = [binary, "serve", "--data", self.data,
                "--port", str(self.port), "--listen", "127.0.0.1",
-               "--export", "/ 127.0.0.1(rw,no_root_squash)",
+               "--export", "/ 127.0.0.1(%s)" % ",".join(
+                   ["rw", "no_root_squash"] + ([self.export_opts] if self.export_opts else [])),
                # Port 111 is the host's: neither register with a system
                # rpcbind (another server may own it) nor serve it.
                "--set", "server.rpcbind=false", "--set", "server.portmap=off"]
@@ -326,8 +342,9 @@ class Pgnfs:
         log("%s: %s" % (self.label, " ".join(shlex.quote(c) for c in cmd)))
         offset = os.path.getsize(self.logpath) if os.path.exists(self.logpath) else 0
         logf = open(self.logpath, "a")
+        env = dict(os.environ, **self.env) if self.env else None
         self.proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+                                     stdin=subprocess.DEVNULL, start_new_session=True, env=env)
         logf.close()
         if not self.registered:
             self.cleanup.push(self.label, self.stop)
@@ -392,6 +409,16 @@ class Pgnfs:
         out["writeback_bytes"] = int(m.group(1)) if m else 0
         out["writeback_file_bytes"] = int(m.group(2)) if m else 0
         return out
+
+    def threads(self):
+        """The worker threads the server logged at start (its database
+        connections), or None."""
+        try:
+            with open(self.logpath, errors="replace") as f:
+                m = re.search(r"(\d+) worker threads", f.read())
+        except OSError:
+            return None
+        return int(m.group(1)) if m else None
 
     def complaints(self):
         """The ERROR and WARNING lines of the server's log."""
@@ -630,3 +657,192 @@ def psql_value(conninfo, sql, timeout=120):
     string, or "" when it returns no row. Raises RunError on failure."""
     rows = psql(conninfo, sql, timeout)
     return rows[0][0] if rows else ""
+
+
+# ---------------------------------------------------------------------------
+# What a run ran on. The published figures of a loaded machine did not
+# reproduce: every result records, beside its figures, the machine, the load
+# average and the latency of one durable write of the disk holding the data
+# (a durable metadata change cannot be faster than one of these).
+
+FSYNC_BLOCK = 8192
+
+
+def machine():
+    """{"host", "cores", "cpu", "mem_bytes", "kernel"} of this machine."""
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            m = re.search(r"^model name\s*:\s*(.+)$", f.read(), re.M)
+            if m:
+                cpu = m.group(1).strip()
+    except OSError:
+        pass
+    mem = 0
+    try:
+        with open("/proc/meminfo") as f:
+            m = re.search(r"^MemTotal:\s+(\d+) kB", f.read(), re.M)
+            if m:
+                mem = int(m.group(1)) * 1024
+    except OSError:
+        pass
+    return {"host": os.uname().nodename, "cores": os.cpu_count() or 0, "cpu": cpu,
+            "mem_bytes": mem, "kernel": os.uname().release}
+
+
+def fdatasync_us(directory, count=100, seconds=3.0):
+    """Median latency in microseconds of pwrite + fdatasync of one 8 KiB
+    block of a file in directory (as pg_test_fsync's "open_datasync /
+    fdatasync" line measures it): `count` of them, or as many as fit in
+    `seconds` (at least 5)."""
+    path = os.path.join(directory, ".fdatasync-probe.%d" % os.getpid())
+    block = os.urandom(FSYNC_BLOCK)
+    lat = []
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.pwrite(fd, block, 0)  # the block exists: later writes overwrite it
+        os.fsync(fd)
+        end = time.monotonic() + seconds
+        while len(lat) < count and (time.monotonic() < end or len(lat) < 5):
+            t0 = time.monotonic()
+            os.pwrite(fd, block, 0)
+            os.fdatasync(fd)
+            lat.append((time.monotonic() - t0) * 1e6)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    return statistics.median(lat)
+
+
+def block_device(path):
+    """(name, "MAJ:MIN") of the block device holding path (its st_dev), or
+    (None, "MAJ:MIN") when /proc/diskstats has no such device (a tmpfs, an
+    overlay)."""
+    st = os.stat(path)
+    key = (os.major(st.st_dev), os.minor(st.st_dev))
+    try:
+        with open("/proc/diskstats") as f:
+            for line in f:
+                w = line.split()
+                if len(w) >= 14 and (int(w[0]), int(w[1])) == key:
+                    return w[2], "%d:%d" % key
+    except OSError:
+        pass
+    return None, "%d:%d" % key
+
+
+def diskstats(name):
+    """The request counters of block device name (/proc/diskstats; see the
+    kernel's Documentation/admin-guide/iostats.rst): {"reads", "read_sectors",
+    "read_ms", "writes", "write_sectors", "write_ms", "flushes", "flush_ms"}
+    (completed requests, 512-byte sectors, milliseconds spent), or None."""
+    if not name:
+        return None
+    try:
+        with open("/proc/diskstats") as f:
+            for line in f:
+                w = line.split()
+                if len(w) >= 14 and w[2] == name:
+                    v = [int(x) for x in w[3:]]
+                    out = {"reads": v[0], "read_sectors": v[2], "read_ms": v[3],
+                           "writes": v[4], "write_sectors": v[6], "write_ms": v[7],
+                           "flushes": 0, "flush_ms": 0}
+                    if len(v) >= 17:
+                        out["flushes"], out["flush_ms"] = v[15], v[16]
+                    return out
+    except OSError:
+        pass
+    return None
+
+
+def diskstats_delta(before, after):
+    """after - before, key by key (None if either is None)."""
+    if before is None or after is None:
+        return None
+    return {k: after[k] - before[k] for k in before}
+
+
+class RunEnv:
+    """What one run (or one workload of a run) ran on: the machine, the exact
+    command, and before/after samples of the load average and of the
+    fdatasync latency of the disk holding directory (where the servers keep
+    their data). start() and finish() take the samples; markdown() is the
+    paragraph every result prints beside its figures."""
+
+    def __init__(self, directory, command):
+        self.directory = directory
+        self.command = command
+        self.machine = machine()
+        self.device = block_device(directory)
+        self.before = self.after = None
+
+    def sample(self):
+        return {"load": os.getloadavg(), "fsync_us": fdatasync_us(self.directory),
+                "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+    def start(self):
+        self.before = self.sample()
+        log("machine: load %.2f, fdatasync %.0f us on %s" % (
+            self.before["load"][0], self.before["fsync_us"], self.device[0] or self.device[1]))
+        return self
+
+    def finish(self):
+        self.after = self.sample()
+        return self
+
+    def loads(self):
+        """(1-minute load before, after)."""
+        return (self.before["load"][0] if self.before else float("nan"),
+                self.after["load"][0] if self.after else float("nan"))
+
+    def fsyncs(self):
+        """(fdatasync us before, after)."""
+        return (self.before["fsync_us"] if self.before else float("nan"),
+                self.after["fsync_us"] if self.after else float("nan"))
+
+    def markdown(self):
+        m = self.machine
+        b, a = self.before, self.after or self.before
+
+        def ld(x):
+            return "%.2f / %.2f / %.2f" % x["load"]
+        return (
+            "Ran on: %s, %d cores (%s), %.1f GiB memory, Linux %s; data on %s (%s). "
+            "Load average (1 / 5 / 15 min): %s before (%s), %s after (%s). "
+            "fdatasync of one %d-byte block on the data's file system, median of up to 100: "
+            "%.0f us before, %.0f us after. Build: %s.\n\nCommand (from the repository "
+            "root, after building):\n\n    %s\n" % (
+                m["host"], m["cores"], m["cpu"], m["mem_bytes"] / (1 << 30), m["kernel"],
+                self.device[0] or "no block device", self.device[1], ld(b), b["time"], ld(a),
+                a["time"], FSYNC_BLOCK, b["fsync_us"], a["fsync_us"], git_describe(),
+                self.command))
+
+
+def commit_ceiling(pgcommit, server, conns=(1,), seconds=2.0, timeout=120):
+    """PostgreSQL's one-commit ceiling on the embedded cluster of the running
+    pgnfs `server` (a Pgnfs): bench/perf/pgcommit in a database of its own
+    (pgnfs_ceiling, made on first use), with each number of connections in
+    conns. Returns {n: {"commits_s", "mean_us", "median_us"}}. Raises
+    RunError if it cannot run."""
+    if not os.access(pgcommit, os.X_OK):
+        raise RunError("%s is missing: build it first" % pgcommit)
+    base = server.conninfo()
+    admin = re.sub(r"dbname=\S+", "dbname=postgres", base)
+    ci = re.sub(r"dbname=\S+", "dbname=pgnfs_ceiling", base)
+    if not psql_value(admin, "SELECT 1 FROM pg_database WHERE datname = 'pgnfs_ceiling'"):
+        psql(admin, "CREATE DATABASE pgnfs_ceiling")
+    out = {}
+    for n in conns:
+        cmd = [pgcommit, ci, "--conns", str(n), "--seconds", str(seconds)]
+        log("commit ceiling: %s" % " ".join(shlex.quote(c) for c in cmd))
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=timeout)
+        if r.returncode != 0:
+            raise RunError("pgcommit failed: %s" % r.stderr.strip())
+        kv = {}
+        for line in r.stdout.splitlines():
+            w = line.split()
+            if len(w) == 2:
+                kv[w[0]] = float(w[1])
+        out[n] = {k: kv.get(k) for k in ("commits_s", "mean_us", "median_us")}
+    return out

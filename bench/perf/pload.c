@@ -1153,6 +1153,8 @@ typedef struct {
     pthread_barrier_t *bar;
     /* results of the timed part */
     uint64_t requests, hits, misses, evictions, bytes_read, bytes_written;
+    double read_s, write_s, evict_s; /* summed: hits (LOOKUP, READs), misses
+                                        (CREATE, WRITEs, COMMIT), REMOVEs */
     double start, end;
 } px_client;
 
@@ -1296,6 +1298,7 @@ static bool px_request(px_client *cl, px_state *s, uint32_t obj, bool timed)
     char name[PL_NAME_MAX];
     pl_req r = {.c = &s->c};
     pl_fh fh;
+    double t0 = pl_now(), t1;
 
     px_name(name, sizeof name, obj);
     if (s->cached[obj]) {
@@ -1311,8 +1314,10 @@ static bool px_request(px_client *cl, px_state *s, uint32_t obj, bool timed)
                        r.nfs, r.count);
             off += r.count;
         }
-        if (timed)
+        if (timed) {
             cl->bytes_read += size;
+            cl->read_s += pl_now() - t0;
+        }
         return true;
     }
     pl_create(&r, dir, name, true);
@@ -1330,8 +1335,11 @@ static bool px_request(px_client *cl, px_state *s, uint32_t obj, bool timed)
     s->cached[obj] = true;
     s->fifo[(s->head + s->count++) % w->nobj] = obj;
     s->bytes += size;
-    if (timed)
+    t1 = pl_now();
+    if (timed) {
         cl->bytes_written += size;
+        cl->write_s += t1 - t0;
+    }
     while (s->bytes > w->budget && s->count > 1) {
         uint32_t old = s->fifo[s->head];
         s->head = (s->head + 1) % w->nobj;
@@ -1344,6 +1352,8 @@ static bool px_request(px_client *cl, px_state *s, uint32_t obj, bool timed)
         if (timed)
             cl->evictions++;
     }
+    if (timed)
+        cl->evict_s += pl_now() - t1;
     return false;
 }
 
@@ -1446,6 +1456,9 @@ static int cmd_proxy(const pl_opts *o)
         sum.evictions += cl[i].evictions;
         sum.bytes_read += cl[i].bytes_read;
         sum.bytes_written += cl[i].bytes_written;
+        sum.read_s += cl[i].read_s;
+        sum.write_s += cl[i].write_s;
+        sum.evict_s += cl[i].evict_s;
         if (i == 0 || cl[i].start < start)
             start = cl[i].start;
         end = cl[i].end > end ? cl[i].end : end;
@@ -1460,6 +1473,12 @@ static int cmd_proxy(const pl_opts *o)
     printf("hit_ratio %.4f\nbytes_read %" PRIu64 "\nbytes_written %" PRIu64 "\n",
            sum.requests ? (double)sum.hits / (double)sum.requests : 0.0, sum.bytes_read,
            sum.bytes_written);
+    /* Mean client-side time of one object: a hit's LOOKUP and READs, a
+     * miss's CREATE, WRITEs and COMMIT, one eviction's REMOVE. */
+    printf("read_ms_mean %.4f\nwrite_ms_mean %.4f\nevict_ms_mean %.4f\n",
+           sum.hits ? 1e3 * sum.read_s / (double)sum.hits : 0.0,
+           sum.misses ? 1e3 * sum.write_s / (double)sum.misses : 0.0,
+           sum.evictions ? 1e3 * sum.evict_s / (double)sum.evictions : 0.0);
     printf("seconds %.6f\nobjects_s %.3f\nmb_s %.3f\n", end - start,
            (double)sum.requests / (end - start),
            (double)(sum.bytes_read + sum.bytes_written) / 1e6 / (end - start));

@@ -105,7 +105,13 @@ typedef struct {
     bool name_cache;      /* [cache] naming; default true */
     unsigned naming_size; /* [cache] naming_size, entries; default 65536 */
     bool buffer_cache;    /* [cache] buffer; default true */
-    unsigned buffer_size; /* [cache] buffer_size, bytes; default 64 MiB */
+    unsigned buffer_size; /* [cache] buffer_size, bytes; 0 = auto (default:
+                           * cfg_buffer_auto of cfg_mem_total) */
+    /* [cache] small_file_size: files up to this many bytes are kept whole
+     * in the small-file cache (0: off; default 64 KiB); small_files: its
+     * bound in bytes, 0 = auto (default: cfg_small_auto) */
+    unsigned small_file_size;
+    unsigned small_files;
     /* [writeback] UNSTABLE writes held in memory until COMMIT (dbfs_wb.c) */
     bool wb_enable;        /* enable; default true */
     unsigned wb_size;      /* buffer_size: bytes held at most; default 256 MiB */
@@ -212,6 +218,25 @@ int cfg_check_fs(const cfg *c, dbfs *fs, char **err);
  * copies what it keeps). Cannot fail (cfg_dbfs.c).
  */
 void cfg_dbfs_config(const cfg *c, const char *conninfo, dbfs_config *out);
+
+/*
+ * The data caches' sizes when the configuration says "auto" (cfg_mem.c):
+ * cfg_mem_total -- the bytes of memory this process may use: the
+ * machine's MemTotal, or its cgroup's memory limit if lower; 0 if
+ * unknown. cfg_buffer_auto -- the chunk buffer cache's bound for mem
+ * bytes of memory: an eighth, within 64 MiB .. 4 GiB (64 MiB for mem 0).
+ * cfg_small_auto -- the small-file cache's: a sixty-fourth, within
+ * 16 MiB .. 1 GiB. Cannot fail.
+ */
+#define CFG_BUFFER_AUTO_DIV 8
+#define CFG_BUFFER_AUTO_MIN (64ull << 20)
+#define CFG_BUFFER_AUTO_MAX (4ull << 30)
+#define CFG_SMALL_AUTO_DIV  64
+#define CFG_SMALL_AUTO_MIN  (16ull << 20)
+#define CFG_SMALL_AUTO_MAX  (1ull << 30)
+uint64_t cfg_mem_total(void);
+uint64_t cfg_buffer_auto(uint64_t mem);
+uint64_t cfg_small_auto(uint64_t mem);
 
 /*
  * cfg_from_cmdline -- the configuration a program's command line asks for:

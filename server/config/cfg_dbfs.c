@@ -61,6 +61,29 @@ static uint64_t cfg_space_reserve(const cfg *c, const char *path)
     return emb_reserve_for_disk(sp.total_bytes, sp.avail_bytes);
 }
 
+/* The chunk buffer cache's and the small-file cache's bounds: as
+ * configured, or from the memory ("auto"), with a line saying so. */
+static void cfg_dbfs_data_caches(const cfg *c, dbfs_config *out)
+{
+    uint64_t mem = 0;
+
+    if ((c->buffer_cache && !c->buffer_size) || (c->small_file_size && !c->small_files))
+        mem = cfg_mem_total();
+    out->buffer_cache_bytes = !c->buffer_cache ? 0
+                              : c->buffer_size ? c->buffer_size
+                                               : cfg_buffer_auto(mem);
+    out->small_file_bytes = c->small_file_size;
+    out->small_cache_bytes = !c->small_file_size ? 0
+                             : c->small_files    ? c->small_files
+                                                 : cfg_small_auto(mem);
+    if (mem)
+        g_info("cache sizes from %.1f GiB of memory: buffer cache %" G_GUINT64_FORMAT
+               " bytes%s, small-file cache %" G_GUINT64_FORMAT " bytes%s",
+               (double)mem / (double)(1ull << 30), out->buffer_cache_bytes,
+               c->buffer_cache && !c->buffer_size ? " (auto: 1/8)" : "", out->small_cache_bytes,
+               c->small_file_size && !c->small_files ? " (auto: 1/64)" : "");
+}
+
 /* cfg_dbfs_config -- see cfg.h. */
 void cfg_dbfs_config(const cfg *c, const char *conninfo, dbfs_config *out)
 {
@@ -76,7 +99,7 @@ void cfg_dbfs_config(const cfg *c, const char *conninfo, dbfs_config *out)
     out->space_reserve = out->space_path ? cfg_space_reserve(c, out->space_path) : 0;
     out->stat_cache_entries = c->stat_cache ? c->stat_size : 0;
     out->name_cache_entries = c->name_cache ? c->naming_size : 0;
-    out->buffer_cache_bytes = c->buffer_cache ? c->buffer_size : 0;
+    cfg_dbfs_data_caches(c, out);
     out->writeback_bytes = c->wb_enable ? c->wb_size : 0;
     out->writeback_file_bytes = c->wb_file_size;
 }

@@ -31,7 +31,8 @@ typedef enum {
     CFG_T_BOOL,   /* true/false, yes/no, on/off, 1/0 */
     CFG_T_CHOICE, /* one of choices[] */
     CFG_T_ADDR,   /* a numeric IPv4 or IPv6 address */
-    CFG_T_MODE    /* file permission bits in octal, 0 .. 07777 */
+    CFG_T_MODE,   /* file permission bits in octal, 0 .. 07777 */
+    CFG_T_SIZE    /* "auto" (stored as 0) or decimal bytes in [min, max] */
 } cfg_type;
 
 typedef struct {

@@ -75,7 +75,11 @@ const cfg_key cfg_keys[] = {
     {"cache", "naming_size", CFG_T_UINT, offsetof(cfg, naming_size), "65536", 1, 16777216, NULL,
      false},
     {"cache", "buffer", CFG_T_BOOL, offsetof(cfg, buffer_cache), "true", 0, 0, NULL, false},
-    {"cache", "buffer_size", CFG_T_UINT, offsetof(cfg, buffer_size), "67108864", 65536, 4294967295u,
+    {"cache", "buffer_size", CFG_T_SIZE, offsetof(cfg, buffer_size), "auto", 65536, 4294967295u,
+     NULL, false},
+    {"cache", "small_file_size", CFG_T_UINT, offsetof(cfg, small_file_size), "65536", 0, 1048576,
+     NULL, false},
+    {"cache", "small_files", CFG_T_SIZE, offsetof(cfg, small_files), "auto", 65536, 4294967295u,
      NULL, false},
     {"writeback", "enable", CFG_T_BOOL, offsetof(cfg, wb_enable), "true", 0, 0, NULL, false},
     {"writeback", "buffer_size", CFG_T_UINT, offsetof(cfg, wb_size), "268435456", 1048576,
@@ -221,6 +225,18 @@ int cfg_set(cfg *c, const cfg_key *k, const char *value, cfg_origin origin, cons
         if (!cfg_parse_u64(value, k->max, &u) || u < k->min) {
             cfg_error(err, "%s: '%s' is not a whole number from %u to %u", where, value, k->min,
                       k->max);
+            return -1;
+        }
+        *(unsigned *)field = (unsigned)u;
+        return 0;
+    case CFG_T_SIZE:
+        if (strcmp(value, "auto") == 0) {
+            *(unsigned *)field = 0;
+            return 0;
+        }
+        if (!cfg_parse_u64(value, k->max, &u) || u < k->min || u == 0) {
+            cfg_error(err, "%s: '%s' is neither auto nor a number of bytes from %u to %u", where,
+                      value, k->min, k->max);
             return -1;
         }
         *(unsigned *)field = (unsigned)u;

@@ -24,6 +24,12 @@
  *   Each routine is also what dispatch frees the arguments with
  *   (XDR_FREE): every operation goes to rpcgen's routine, and the checks
  *   apply only to what XDR_DECODE produced.
+ *
+ *   WRITE (RFC 1813 3.3.7) is here for its data: rpcgen's xdr_bytes would
+ *   allocate a buffer of the data's size and copy the data into it;
+ *   nfs3_args_write points data_val at the data inside the call record
+ *   instead (XDR_INLINE of the memory stream dispatch decodes from; the
+ *   record outlives the call), and XDR_FREE leaves it alone.
  */
 #include <string.h>
 
@@ -93,4 +99,34 @@ bool_t nfs3_args_rename(XDR *x, RENAME3args *a)
 bool_t nfs3_args_link(XDR *x, LINK3args *a)
 {
     return nfs3_args_names(x, xdr_LINK3args(x, a), &a->link.name, NULL);
+}
+
+bool_t nfs3_args_write(XDR *x, WRITE3args *a)
+{
+    u_int len;
+    int32_t *p;
+
+    if (!xdr_nfs_fh3(x, &a->file))
+        return FALSE;
+    if (x->x_op == XDR_FREE) {
+        /* data_val points into the record: not ours to free. */
+        a->data.data_val = NULL;
+        a->data.data_len = 0;
+        return TRUE;
+    }
+    if (x->x_op != XDR_DECODE)
+        return xdr_WRITE3args(x, a); /* encoding (tests): rpcgen's, whole */
+    if (!xdr_offset3(x, &a->offset) || !xdr_count3(x, &a->count) ||
+        !xdr_stable_how(x, &a->stable) || !xdr_u_int(x, &len) || len > PGNFS_DATA_DECODE_MAX)
+        return FALSE;
+    a->data.data_len = len;
+    a->data.data_val = NULL;
+    if (len == 0)
+        return TRUE;
+    /* The data and its padding to a multiple of 4, in place. */
+    p = XDR_INLINE(x, (len + BYTES_PER_XDR_UNIT - 1) / BYTES_PER_XDR_UNIT * BYTES_PER_XDR_UNIT);
+    if (!p)
+        return FALSE;
+    a->data.data_val = (char *)p;
+    return TRUE;
 }

@@ -17,6 +17,10 @@
  *
  *   The write verifier is srv->write_verf in every WRITE and COMMIT reply;
  *   it changes only when the server restarts (srv.h).
+ *
+ *   Memory: a READ's bytes go straight into the reply buffer
+ *   (srv_req_payload), a WRITE's data is read where it lies in the call
+ *   record (nfs3_args_write): neither is copied, allocated or zeroed here.
  */
 #include <string.h>
 
@@ -58,7 +62,7 @@ void nfs3_proc_read(srv_req *req, void *argp, void *resp)
     if (count > (uint64_t)DBFS_MAX_FILESIZE - off)
         count = (uint32_t)((uint64_t)DBFS_MAX_FILESIZE - off);
     if (st == NFS3_OK) {
-        buf = srv_req_alloc(req, count);
+        buf = srv_req_payload(req, count); /* the reply is built around it */
         st = nfs3_errno_to_stat(
             dbfs_read(req->db, &req->cred, fh, off, count, buf, &nread, &eof, &attr),
             NFSPROC3_READ);

@@ -180,6 +180,9 @@ bool_t nfs3_args_remove(XDR *x, REMOVE3args *a);
 bool_t nfs3_args_rmdir(XDR *x, RMDIR3args *a);
 bool_t nfs3_args_rename(XDR *x, RENAME3args *a);
 bool_t nfs3_args_link(XDR *x, LINK3args *a);
+/* WRITE: rpcgen's decoding but for the data, which is left in the call
+ * record (data_val points into it; XDR_FREE does not free it). */
+bool_t nfs3_args_write(XDR *x, WRITE3args *a);
 
 /*
  * nfs3_fh_in -- the file named by handle `in`, and the caller as the

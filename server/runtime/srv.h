@@ -75,6 +75,7 @@ typedef struct {
 } srv_authsys;
 
 typedef struct srv_alloc_block srv_alloc_block;
+struct srv_buf;
 
 typedef struct srv_req {
     srv_ctx *srv;                 /* the programs' shared context */
@@ -95,10 +96,14 @@ typedef struct srv_req {
     const cfg_client *client;
     dbfs_cred cred;
     /* The runtime's: request memory and the per-client log limiter, and
-     * whether the handler asked for no reply (srv_req_drop). */
+     * whether the handler asked for no reply (srv_req_drop); the reply
+     * buffer and the payload placed in it (srv_req_payload). */
     srv_alloc_block *allocs;
     log_ratelimit *rl;
     bool drop;
+    struct srv_buf *out;
+    unsigned char *payload;
+    size_t payload_cap;
 } srv_req;
 
 /* One procedure of a program version. An entry without a name is not
@@ -172,10 +177,27 @@ struct srv_program {
  * has been sent. Never returns NULL (aborts on exhaustion, like g_malloc).
  */
 void *srv_req_alloc(srv_req *req, size_t n);
+/*
+ * srv_req_payload -- n bytes (not zeroed) for the bulk data of the result
+ * (a READ's bytes), which the handler fills before it returns; they live
+ * until the reply has been sent. When the result's encoding carries (a
+ * prefix of) exactly these bytes as the contents of one opaque, the reply
+ * is built around them where they are: they are neither copied nor
+ * zeroed. At most one per request (a second call returns srv_req_alloc
+ * memory). Never returns NULL.
+ */
+void *srv_req_payload(srv_req *req, size_t n);
 /* srv_req_strdup -- a copy of s in request memory. Never returns NULL. */
 char *srv_req_strdup(srv_req *req, const char *s);
-/* srv_req_release -- free every srv_req_alloc block of req (dispatch calls it). */
+/* srv_req_release -- free every srv_req_alloc block of req (dispatch calls
+ * it); on a thread between srv_req_keep_begin and _end they are kept for
+ * its next requests instead. */
 void srv_req_release(srv_req *req);
+/* srv_req_keep_begin -- this thread (a worker) keeps released request
+ * memory for its next requests (up to SRV_ALLOC_KEEP bytes) instead of
+ * freeing it; srv_req_keep_end frees what it keeps and stops. */
+void srv_req_keep_begin(void);
+void srv_req_keep_end(void);
 
 /*
  * srv_req_drop -- send no reply to this call (its result is discarded and

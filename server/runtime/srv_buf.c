@@ -13,6 +13,7 @@
 
 #define SRV_BUF_MIN 256
 
+/* srv_buf_reserve -- see srv_buf.h. */
 void srv_buf_reserve(srv_buf *b, size_t cap)
 {
     if (cap <= b->cap)
@@ -24,18 +25,22 @@ void srv_buf_reserve(srv_buf *b, size_t cap)
     b->cap = n;
 }
 
+/* srv_buf_set -- see srv_buf.h. */
 void srv_buf_set(srv_buf *b, const void *d, size_t n)
 {
     srv_buf_reserve(b, n);
     if (n)
         memcpy(b->data, d, n);
     b->len = n;
+    b->off = 0;
 }
 
+/* srv_buf_clear -- see srv_buf.h. */
 void srv_buf_clear(srv_buf *b)
 {
     g_free(b->data);
     b->data = NULL;
     b->len = 0;
     b->cap = 0;
+    b->off = 0;
 }

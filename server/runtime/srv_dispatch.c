@@ -40,7 +40,10 @@
  *   request's memory (srv_req_alloc), zeroed; what the argument decoder
  *   allocates inside is released with xdr_free after the reply is encoded;
  *   then srv_req_release frees everything the handler allocated. The
- *   reply goes into the caller's srv_buf, which grows as needed.
+ *   reply goes into the caller's srv_buf, which grows as needed; a
+ *   handler's payload (srv_req_payload) is already in it, and the reply
+ *   is built around it (srv_reply_payload): the message then starts at
+ *   out->off.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -294,6 +297,7 @@ static void srv_req_setup(srv_dispatch *d, srv_req *req)
     req->xid = d->call.xid;
     req->auth = d->auth;
     req->rl = d->env->rl;
+    req->out = d->out;
 }
 
 /* Decode the arguments into args; false (GARBAGE_ARGS sent) if they are not. */
@@ -374,7 +378,7 @@ static void srv_finish(srv_dispatch *d, const void *res, bool rpc_error, bool ke
 
     if (d->cached) {
         if (keep && d->result == SRV_DISPATCH_REPLY)
-            srv_drc_finish(d->env->drc, &d->key, d->out->data, d->out->len);
+            srv_drc_finish(d->env->drc, &d->key, srv_buf_msg(d->out), d->out->len);
         else
             srv_drc_abort(d->env->drc, &d->key);
     }
@@ -396,7 +400,9 @@ static bool srv_reply_to(srv_dispatch *d, srv_req *req, void *args, void *res, b
     *rpc_error = false;
     if (!pgnfsd_run_handler(d, req, args, res, keep))
         return false;
-    if (srv_reply_success(d->out, d->call.xid, d->proc->res_xdr, res))
+    if (req->payload ? srv_reply_payload(d->out, d->call.xid, d->proc->res_xdr, res, req->payload,
+                                         req->payload_cap)
+                     : srv_reply_success(d->out, d->call.xid, d->proc->res_xdr, res))
         return true;
     g_warning("xid 0x%08x: %s %s: the result cannot be encoded (a server bug): SYSTEM_ERR",
               d->call.xid, d->prog->name, d->proc->name);

@@ -61,7 +61,8 @@ void srv_origin_set(srv_origin *o, const struct sockaddr *peer, socklen_t peerle
 
 typedef enum {
     SRV_DISPATCH_DROP = 0, /* send nothing */
-    SRV_DISPATCH_REPLY = 1 /* out holds the reply record (no record mark) */
+    SRV_DISPATCH_REPLY = 1 /* out holds the reply record (no record mark):
+                            * out->len bytes at srv_buf_msg(out) */
 } srv_dispatch_result;
 
 /*

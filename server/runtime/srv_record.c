@@ -21,18 +21,23 @@
  *        +--oversize--> -EMSGSIZE (close)   +--zero-length nonsense--> -EBADMSG (close)
  *
  * Invariants: len <= max; the buffer grows only as bytes arrive (a mark
- * announcing 1 MiB costs nothing until the bytes come), geometrically,
- * up to max.
+ * announcing 1 MiB allocates nothing new until the bytes come),
+ * geometrically, up to max. Past SRV_POOL_MIN it first takes a buffer
+ * kept in the pool (srv_pool.h) that holds the whole fragment announced:
+ * memory that exists already, so a big record is received without
+ * growing by copies and without touching fresh pages.
  *
  * NOTES
  *   The record buffer is g_malloc'd and owned by the srv_record until
- *   srv_record_take hands it to the caller.
+ *   srv_record_take hands it to the caller, who gives it back with
+ *   srv_pool_put (or g_free).
  */
 #include <errno.h>
 #include <string.h>
 
 #include <glib.h>
 
+#include "srv_pool.h"
 #include "srv_record.h"
 
 #define SRV_RECORD_MIN_CAP 4096
@@ -47,7 +52,7 @@ void srv_record_clear(srv_record *r)
 {
     size_t max = r->max;
 
-    g_free(r->buf);
+    srv_pool_put(r->buf);
     srv_record_init(r, max);
 }
 
@@ -77,6 +82,23 @@ static void srv_record_grow(srv_record *r, size_t n)
         cap *= 2;
     if (cap > r->max)
         cap = r->max;
+    if (cap >= SRV_POOL_MIN) {
+        /* The whole fragment announced, else what doubling asks. */
+        size_t frag = r->len + r->frag_left < r->max ? r->len + r->frag_left : r->max;
+        size_t got;
+        unsigned char *p = srv_pool_get(frag > cap ? frag : cap, &got);
+
+        if (!p && frag > cap)
+            p = srv_pool_get(cap, &got);
+        if (p) {
+            if (r->len)
+                memcpy(p, r->buf, r->len);
+            srv_pool_put(r->buf);
+            r->buf = p;
+            r->cap = got;
+            return;
+        }
+    }
     r->buf = g_realloc(r->buf, cap);
     r->cap = cap;
 }

@@ -38,6 +38,7 @@ static bool srv_reply_encode(srv_buf *out, struct rpc_msg *m)
     XDR x;
 
     srv_buf_reserve(out, SRV_REPLY_HEAD);
+    out->off = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
         xdrmem_create(&x, (char *)out->data, (u_int)out->cap, XDR_ENCODE);
         bool ok = xdr_replymsg(&x, m);
@@ -99,4 +100,26 @@ bool srv_reply_success(srv_buf *out, uint32_t xid, xdrproc_t res_xdr, void *res)
     m.acpted_rply.ar_results.where = res;
     m.acpted_rply.ar_results.proc = res_xdr ? res_xdr : (xdrproc_t)(void (*)(void))xdr_void;
     return srv_reply_encode(out, &m);
+}
+
+/* srv_reply_payload -- see srv_reply.h. */
+bool srv_reply_payload(srv_buf *out, uint32_t xid, xdrproc_t res_xdr, void *res,
+                       const unsigned char *payload, size_t cap)
+{
+    struct rpc_msg m = srv_reply_msg(xid, SUCCESS);
+    srv_buf aside = {0};
+    bool ok;
+
+    m.acpted_rply.ar_results.where = res;
+    m.acpted_rply.ar_results.proc = res_xdr ? res_xdr : (xdrproc_t)(void (*)(void))xdr_void;
+    if (srv_xout_encode(out, (xdrproc_t)xdr_replymsg, &m, payload, cap))
+        return true;
+    /* The payload is still in out: encode elsewhere, then copy over it. */
+    ok = srv_reply_encode(&aside, &m);
+    if (ok)
+        srv_buf_set(out, aside.data, aside.len);
+    else
+        out->len = 0;
+    srv_buf_clear(&aside);
+    return ok;
 }

@@ -12,6 +12,7 @@
 #include <rpc/rpc.h>
 
 #include "srv_buf.h"
+#include "srv_xout.h"
 
 /*
  * srv_reply_accepted -- MSG_ACCEPTED with stat (PROG_UNAVAIL, PROC_UNAVAIL,
@@ -37,5 +38,16 @@ void srv_reply_auth_error(srv_buf *out, uint32_t xid, enum auth_stat why);
  * bug of the program).
  */
 bool srv_reply_success(srv_buf *out, uint32_t xid, xdrproc_t res_xdr, void *res);
+
+/*
+ * srv_reply_payload -- srv_reply_success for a result whose bulk data is
+ * the payload already in out (cap bytes at out->data + SRV_PAYLOAD_HEAD,
+ * srv_req_payload): the reply is built around it without copying it
+ * (srv_xout.h); the message is out->len bytes at srv_buf_msg(out). A
+ * result whose encoding does not fit that layout is encoded the ordinary
+ * way, aside, and copied in. Returns false as srv_reply_success.
+ */
+bool srv_reply_payload(srv_buf *out, uint32_t xid, xdrproc_t res_xdr, void *res,
+                       const unsigned char *payload, size_t cap);
 
 #endif /* PGNFS_SRV_REPLY_H */

@@ -24,7 +24,11 @@
  *   Stacks are SRV_WORKER_STACK: rpcgen's XDR recurses once per entry of
  *   a READDIR/READDIRPLUS reply.
  *   A job and its record belong to the worker once queued; its ops->done
- *   frees them.
+ *   frees them (a big record goes back to the buffer pool, srv_pool.h).
+ *   Memory a worker keeps between its calls: the reply buffer (up to
+ *   SRV_OUT_KEEP) and its request memory blocks (srv_req_keep_begin), so
+ *   that a call in the steady state allocates nothing and touches no
+ *   fresh page.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -33,6 +37,7 @@
 
 #include <glib.h>
 
+#include "srv_pool.h"
 #include "srv_worker.h"
 
 /* Minimum time between two connection attempts of one worker. */
@@ -71,7 +76,7 @@ void srv_job_free(srv_job *job)
 {
     if (!job)
         return;
-    g_free(job->rec);
+    srv_pool_put(job->rec);
     g_free(job);
 }
 
@@ -105,7 +110,7 @@ static void srv_worker_run(srv_worker *w, srv_job *job)
     srv_worker_connect(w);
     if (srv_dispatch_record(w->all->env, w->db, job->rec, job->len, &job->from, &w->out) ==
         SRV_DISPATCH_REPLY)
-        job->ops->reply(job, w->out.data, w->out.len);
+        job->ops->reply(job, srv_buf_msg(&w->out), w->out.len);
     job->ops->done(job);
     atomic_fetch_sub(&w->pending, 1);
     if (w->out.cap > SRV_OUT_KEEP)
@@ -117,6 +122,7 @@ static void *srv_worker_main(void *arg)
     srv_worker *w = arg;
     srv_workers *all = w->all;
 
+    srv_req_keep_begin();
     srv_worker_connect(w);
     for (;;) {
         srv_job *job = g_async_queue_pop(w->queue);
@@ -130,6 +136,7 @@ static void *srv_worker_main(void *arg)
         dbfs_conn_close(w->db);
         w->db = NULL;
     }
+    srv_req_keep_end();
     atomic_fetch_sub(&all->running, 1);
     if (all->on_exit)
         all->on_exit(all->user);
@@ -163,6 +170,7 @@ int srv_workers_start(srv_workers *all)
     pthread_attr_t attr;
     int rc = 0;
 
+    srv_pool_tune_malloc();
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, SRV_WORKER_STACK);
     for (unsigned i = 0; i < all->n; i++) {
@@ -277,4 +285,5 @@ void srv_workers_free(srv_workers *all)
     }
     g_free(all->w);
     g_free(all);
+    srv_pool_drain();
 }

@@ -11,7 +11,9 @@
  * until the readers have read enough, so they race whatever the
  * scheduler does). Every case runs in the
  * single and the hybrid layout, the stress with and without the stat
- * cache.
+ * cache. A stream written one transaction per chunk reads back with no
+ * round trip (the buffer cache's history), and not after a change the
+ * history was not told of.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -276,6 +278,41 @@ static void test_round_trips_stat(void)
     round_trips(true);
 }
 
+/* A file written as a stream, one transaction per chunk, reads back from
+ * the buffer cache alone (the history shows the early chunks unchanged
+ * since); after a change the history does not know of (a chmod), the
+ * chunks must come from the database again, and equal the truth. */
+static void test_stream_recent(void)
+{
+    enum { NCH = 12, CS = 4096 };
+    tk_fs t;
+    dbfs_cred root = {0};
+    unsigned char d[NCH * CS], back[NCH * CS];
+    uint32_t n;
+    bool eof;
+    dbfs_attr_opt a;
+    dbfs_wcc w;
+
+    tk_open(&t, DBFS_STORAGE_SINGLE, true, false);
+    tk_fill(d, sizeof d, 3);
+    dbfs_attr f = tk_create(t.c1, t.root, "s", 0);
+    for (int k = 0; k < NCH; k++)
+        tk_write(t.c1, &root, td_fh(&f), (uint64_t)k * CS, d + k * CS, CS);
+    uint64_t trips = dbfs_conn_round_trips(t.c2);
+    td_rc(dbfs_read(t.c2, &root, td_fh(&f), 0, sizeof back, back, &n, &eof, &a), 0);
+    g_assert_cmpuint(n, ==, sizeof back);
+    g_assert_cmpmem(back, n, d, sizeof d);
+    g_assert_cmpuint(dbfs_conn_round_trips(t.c2) - trips, ==, 0);
+
+    dbfs_sattr sa = {.set = DBFS_SET_MODE, .mode = 0600};
+    td_rc(dbfs_setattr(t.c1, &root, td_fh(&f), &sa, NULL, &w), 0);
+    tk_write(t.c1, &root, td_fh(&f), 5 * CS + 10, d, 100);
+    trips = dbfs_conn_round_trips(t.c2);
+    g_assert_cmpint(tk_read_eq(&t, t.c2, td_fh(&f), 0, sizeof back), ==, 0);
+    g_assert_cmpuint(dbfs_conn_round_trips(t.c2) - trips, >=, 1);
+    tk_close(&t);
+}
+
 /* Versioned blocks: a writer stamps block k with increasing versions
  * (half-chunk blocks, so writes merge into cached chunks), publishing the
  * version once the write returned; readers check they never see a block
@@ -440,6 +477,7 @@ int main(int argc, char **argv)
     g_test_add_func("/chunkcache/coherence-hybrid-stat", test_coherence_hybrid_stat);
     g_test_add_func("/chunkcache/round-trips", test_round_trips);
     g_test_add_func("/chunkcache/round-trips-stat", test_round_trips_stat);
+    g_test_add_func("/chunkcache/stream-recent", test_stream_recent);
     g_test_add_func("/chunkcache/stress", test_stress);
     g_test_add_func("/chunkcache/stress-stat", test_stress_stat);
     return g_test_run();

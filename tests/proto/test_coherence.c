@@ -108,6 +108,7 @@ static void co_server_start(co_server *s)
     char *stat = g_strdup_printf("cache.stat=%s", on);
     char *naming = g_strdup_printf("cache.naming=%s", on);
     char *buffer = g_strdup_printf("cache.buffer=%s", on);
+    const char *small = s->caches ? "cache.small_file_size=65536" : "cache.small_file_size=0";
     char *relatime = g_strdup_printf("storage.relatime=%s", s->relatime ? "true" : "false");
     char *mport;
     nr_ctx *c;
@@ -117,7 +118,7 @@ static void co_server_start(co_server *s)
     mport = g_strdup_printf("metrics.port=%u", s->metrics_port);
     /* The reference stores every write at once: no write-back buffer. */
     const char *wb = s->caches ? "writeback.enable=true" : "writeback.enable=false";
-    const char *const over[] = {stat,  naming, buffer, relatime, wb, "metrics.enable=true",
+    const char *const over[] = {stat,  naming, buffer, small, relatime, wb, "metrics.enable=true",
                                 mport, NULL};
     s->server = tl_server_start(over);
     s->port = tl_server_port(s->server);
@@ -1157,7 +1158,7 @@ static void test_write_read(void)
 /* The servers are what this test assumes: every cache on, or every off. */
 static void test_servers(void)
 {
-    static const char *const caches[] = {"stat", "naming", "buffer"};
+    static const char *const caches[] = {"stat", "naming", "buffer", "small"};
 
     for (int i = 0; i < CO_NSERVERS; i++) {
         for (size_t k = 0; k < G_N_ELEMENTS(caches); k++) {

@@ -132,7 +132,9 @@ static void test_defaults(void)
     g_assert_true(c->name_cache);
     g_assert_cmpuint(c->naming_size, ==, 65536);
     g_assert_true(c->buffer_cache);
-    g_assert_cmpuint(c->buffer_size, ==, 64u << 20);
+    g_assert_cmpuint(c->buffer_size, ==, 0); /* auto: from the memory */
+    g_assert_cmpuint(c->small_file_size, ==, 65536);
+    g_assert_cmpuint(c->small_files, ==, 0);
 
     /* The default export: local clients only, read-write, root squashed. */
     g_assert_cmpuint(c->nexports, ==, 1);
@@ -512,7 +514,9 @@ static void test_dbfs_config(void)
     g_assert_true(dc.relatime);
     g_assert_cmpuint(dc.stat_cache_entries, ==, 65536);
     g_assert_cmpuint(dc.name_cache_entries, ==, 65536);
-    g_assert_cmpuint(dc.buffer_cache_bytes, ==, 64u << 20);
+    g_assert_cmpuint(dc.buffer_cache_bytes, ==, cfg_buffer_auto(cfg_mem_total()));
+    g_assert_cmpuint(dc.small_file_bytes, ==, 65536);
+    g_assert_cmpuint(dc.small_cache_bytes, ==, cfg_small_auto(cfg_mem_total()));
     cfg_free(c);
 
     /* A database of its own: no local directory to measure. */

@@ -5,6 +5,8 @@
  * system the database holds (its layout, its root directory), naming the
  * key, where it was set, both values and what to do.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -198,22 +200,75 @@ static void test_check_root(void)
 
 static void test_cache_keys(void)
 {
-    const char *const over[] = {"cache.buffer=off", "cache.buffer_size=1048576", NULL};
-    const char *const bad[] = {"cache.buffer_size=100", NULL};
+    const char *const over[] = {"cache.buffer=off", "cache.buffer_size=1048576",
+                                "cache.small_file_size=0", "cache.small_files=2097152", NULL};
+    const char *const autos[] = {"cache.buffer_size=auto", "cache.small_files=auto", NULL};
+    const char *const bad[][2] = {{"cache.buffer_size=100", NULL},
+                                  {"cache.small_files=0", NULL},
+                                  {"cache.small_files=lots", NULL},
+                                  {"cache.small_file_size=1048577", NULL}};
+    const char *const bad_key[] = {"buffer_size", "small_files", "small_files", "small_file_size"};
     char *err = NULL;
     cfg *c = tc_load(NULL, NULL);
+    dbfs_config dc;
 
     g_assert_true(c->buffer_cache);
-    g_assert_cmpuint(c->buffer_size, ==, 64u << 20);
+    g_assert_cmpuint(c->buffer_size, ==, 0); /* auto */
+    g_assert_cmpuint(c->small_file_size, ==, 65536);
+    g_assert_cmpuint(c->small_files, ==, 0); /* auto */
     g_assert_cmpuint(c->hybrid_threshold, ==, 65536);
     cfg_free(c);
     c = tc_load(NULL, over);
     g_assert_false(c->buffer_cache);
     g_assert_cmpuint(c->buffer_size, ==, 1u << 20);
+    g_assert_cmpuint(c->small_file_size, ==, 0);
+    g_assert_cmpuint(c->small_files, ==, 2u << 20);
+    cfg_dbfs_config(c, "dbname=x", &dc);
+    g_assert_cmpuint(dc.buffer_cache_bytes, ==, 0);
+    g_assert_cmpuint(dc.small_cache_bytes, ==, 0); /* files of 0 bytes: off */
     cfg_free(c);
-    g_assert_null(cfg_load(NULL, bad, &err));
-    g_assert_nonnull(strstr(err, "buffer_size"));
-    free(err);
+    c = tc_load(NULL, autos);
+    cfg_dbfs_config(c, "dbname=x", &dc);
+    g_assert_cmpuint(dc.buffer_cache_bytes, ==, cfg_buffer_auto(cfg_mem_total()));
+    g_assert_cmpuint(dc.small_cache_bytes, ==, cfg_small_auto(cfg_mem_total()));
+    cfg_free(c);
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_assert_null(cfg_load(NULL, bad[i], &err));
+        g_assert_nonnull(strstr(err, bad_key[i]));
+        free(err);
+        err = NULL;
+    }
+}
+
+/* The sizing rule of "auto": a share of the memory, bounded; the memory
+ * as this process may use it. */
+static void test_cache_auto(void)
+{
+    const uint64_t M = 1ull << 20, G = 1ull << 30;
+    const struct {
+        uint64_t mem, buffer, small;
+    } cases[] = {
+        {0, 64 * M, 16 * M},       /* unknown: the least */
+        {256 * M, 64 * M, 16 * M}, /* small machines: the least */
+        {1 * G, 128 * M, 16 * M},  /* 1/8; 1/64 under its floor */
+        {2 * G, 256 * M, 32 * M},  /* 1/8, 1/64 */
+        {24 * G, 3 * G, 384 * M},  /* a 24 GiB machine */
+        {64 * G, 4 * G, 1 * G},    /* the ceilings */
+        {1024 * G, 4 * G, 1 * G},
+    };
+    char *text = NULL;
+    uint64_t total = 0;
+
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_assert_cmpuint(cfg_buffer_auto(cases[i].mem), ==, cases[i].buffer);
+        g_assert_cmpuint(cfg_small_auto(cases[i].mem), ==, cases[i].small);
+    }
+    /* Never more than the machine has (a cgroup may say less). */
+    g_assert_true(g_file_get_contents("/proc/meminfo", &text, NULL, NULL));
+    g_assert_cmpint(sscanf(strstr(text, "MemTotal:") + 9, "%" SCNu64, &total), ==, 1);
+    g_free(text);
+    g_assert_cmpuint(cfg_mem_total(), >, 0);
+    g_assert_cmpuint(cfg_mem_total(), <=, total * 1024);
 }
 
 int main(int argc, char **argv)
@@ -223,5 +278,6 @@ int main(int argc, char **argv)
     g_test_add_func("/cfg_storage/check", test_check);
     g_test_add_func("/cfg_storage/check_root", test_check_root);
     g_test_add_func("/cfg_storage/cache-keys", test_cache_keys);
+    g_test_add_func("/cfg_storage/cache-auto", test_cache_auto);
     return g_test_run();
 }
