@@ -10,7 +10,8 @@
  *   CREATE f (GUARDED)          SETATTR f (chmod)     WRITE f FILE_SYNC
  *   LINK f g                    RENAME g h            REMOVE h
  *   SYMLINK s                   REMOVE s              MKDIR m
- *   RMDIR m                     REMOVE f
+ *   RMDIR m                     MKNOD p (a FIFO)      REMOVE p
+ *   REMOVE f
  *
  * every one of which changes the file system and, on a sync export, must
  * be on disk before its reply; with --commit the round is CREATE f, WRITE
@@ -66,12 +67,13 @@ typedef enum {
     DC_SYMLINK,
     DC_MKDIR,
     DC_RMDIR,
+    DC_MKNOD,
     DC_NPROCS
 } dc_proc;
 
 static const char *const dc_names[DC_NPROCS] = {"CREATE",  "SETATTR", "WRITE",  "WRITE_UNSTABLE",
                                                 "COMMIT",  "LINK",    "RENAME", "REMOVE",
-                                                "SYMLINK", "MKDIR",   "RMDIR"};
+                                                "SYMLINK", "MKDIR",   "RMDIR",  "MKNOD"};
 
 typedef struct {
     uint32_t len;
@@ -262,6 +264,7 @@ static void dc_round(dc_client *cl, struct rpc_context *rpc, const dc_fh *dir,
     diropargs3 at_h = {.dir = dc_fh3(dir), .name = "h"};
     diropargs3 at_s = {.dir = dc_fh3(dir), .name = "s"};
     diropargs3 at_m = {.dir = dc_fh3(dir), .name = "m"};
+    diropargs3 at_p = {.dir = dc_fh3(dir), .name = "p"};
 
     CREATE3args ca = {.where = at_f};
     ca.how.mode = GUARDED;
@@ -337,6 +340,16 @@ static void dc_round(dc_client *cl, struct rpc_context *rpc, const dc_fh *dir,
     RMDIR3args rd = {.object = at_m};
     w = (dc_wait){0};
     DC_TIMED(cl, DC_RMDIR, dc_call(rpc, rpc_nfs3_rmdir_async(rpc, dc_cb, &rd, &w), &w, "RMDIR"));
+
+    MKNOD3args na = {.where = at_p};
+    na.what.type = NF3FIFO;
+    na.what.mknoddata3_u.pipe_attributes.mode.set_it = 1;
+    na.what.mknoddata3_u.pipe_attributes.mode.set_mode3_u.mode = 0644;
+    w = (dc_wait){0};
+    DC_TIMED(cl, DC_MKNOD, dc_call(rpc, rpc_nfs3_mknod_async(rpc, dc_cb, &na, &w), &w, "MKNOD"));
+    rm.object = at_p;
+    w = (dc_wait){0};
+    DC_TIMED(cl, DC_REMOVE, dc_call(rpc, rpc_nfs3_remove_async(rpc, dc_cb, &rm, &w), &w, "REMOVE"));
 
     rm.object = at_f;
     w = (dc_wait){0};
