@@ -24,7 +24,9 @@
  *   LINK:             the file and the directory (known) -> store; the
  *                     name -> the file.
  *   Any mutation whose outcome is unknown (lost connection): both caches
- *   are reset.
+ *   are reset. So are they whenever a connection is found broken and when
+ *   it is made again (dbfs_cache_db_lost, from dbfs_conn.c): a restarted
+ *   PostgreSQL may lack an async export's last commits.
  *
  * NOTES
  *   A dbfs_cache belongs to its dbfs and is shared by every connection's
@@ -287,6 +289,17 @@ void dbfs_cache_victim(dbfs_cache_op *op, const dbfs_attr *a, bool gone)
         cache_stat_victim(op->cache->stat, a->ino, a->gen, gone);
 }
 
+/* Empty every metadata cache and refuse the fills begun before. */
+static void dbfs_cache_reset_all(dbfs_cache *dc)
+{
+    if (dc->stat)
+        cache_stat_reset(dc->stat);
+    if (dc->name)
+        cache_name_reset(dc->name);
+    if (dc->dir)
+        cache_dir_reset(dc->dir);
+}
+
 /*
  * dbfs_cache_lost -- see dbfs_cache.h. Logged: it empties both caches.
  */
@@ -295,12 +308,19 @@ void dbfs_cache_lost(dbfs_cache_op *op)
     if (!op->cache)
         return;
     g_info("metadata caches: a change's outcome is unknown (connection lost): resetting");
-    if (op->cache->stat)
-        cache_stat_reset(op->cache->stat);
-    if (op->cache->name)
-        cache_name_reset(op->cache->name);
-    if (op->cache->dir)
-        cache_dir_reset(op->cache->dir);
+    dbfs_cache_reset_all(op->cache);
+}
+
+/*
+ * dbfs_cache_db_lost -- see dbfs_cache.h. Logged at debug level: it comes
+ * once per connection and attempt while the database is away.
+ */
+void dbfs_cache_db_lost(dbfs *fs)
+{
+    if (!fs || !fs->cache)
+        return;
+    g_debug("metadata caches: a database connection was lost: resetting");
+    dbfs_cache_reset_all(fs->cache);
 }
 
 /*

@@ -91,6 +91,11 @@ void dbfs_cache_victim(dbfs_cache_op *op, const dbfs_attr *a, bool gone);
 /* The mutation's outcome is unknown (lost connection): forget everything
  * read before now. */
 void dbfs_cache_lost(dbfs_cache_op *op);
+/* A connection to the database was found broken, or was made again: the
+ * database may have restarted without the last commits of an async
+ * export (synchronous_commit off), which the caches may hold. Forget
+ * everything read or stored before now. fs may be NULL. Cannot fail. */
+void dbfs_cache_db_lost(dbfs *fs);
 /* End a read or mutation. Cannot fail. */
 void dbfs_cache_end(dbfs_cache_op *op);
 

@@ -36,6 +36,7 @@
 
 #include <glib.h>
 
+#include "dbfs_cache.h"
 #include "dbfs_conn.h"
 #include "dbfs_int.h"
 
@@ -178,9 +179,13 @@ static bool dbfs_conn_ended(dbfs_conn *c)
 }
 
 /* Reconnect a broken connection (and set a worker up again). Returns 0 or
- * -EAGAIN (logged). */
+ * -EAGAIN (logged). The metadata caches are reset when the loss is found
+ * and again once connected: a restarted database may lack the last
+ * commits of an async export, and the second reset drops what a change
+ * committed before the loss stored after the first. */
 static int dbfs_conn_reset(dbfs_conn *c)
 {
+    dbfs_cache_db_lost(c->fs);
     c->ready = false;
     memset(c->prepared, 0, sizeof c->prepared);
     PQreset(c->pg);
@@ -192,6 +197,7 @@ static int dbfs_conn_reset(dbfs_conn *c)
     if (c->pipeline && dbfs_conn_setup(c) != 0)
         return -EAGAIN;
     c->ready = true;
+    dbfs_cache_db_lost(c->fs);
     g_message("reconnected to the database");
     return 0;
 }

@@ -17,10 +17,14 @@
 
 static atomic_uint_fast64_t ft_bytes;
 
+/* The argument array handed to g_test_init (it keeps the strings, not the
+ * array): freed by ft_run, not left to main, which may drop argv. */
+static char **ft_args;
+
 void ft_init(int *argc, char ***argv, const char *const *settings)
 {
     /* As pt_init(), with the program's own settings. */
-    char **args = g_new0(char *, (size_t)*argc + 2);
+    char **args = ft_args = g_new0(char *, (size_t)*argc + 2);
     bool listing = false;
 
     for (int i = 0; i < *argc; i++) {
@@ -28,7 +32,7 @@ void ft_init(int *argc, char ***argv, const char *const *settings)
         listing |= strcmp((*argv)[i], "-l") == 0;
     }
     args[(*argc)++] = "--keep-going";
-    *argv = args; /* kept for the life of the program, as g_test_init wants */
+    *argv = args; /* kept until ft_run has run the tests, as g_test_init wants */
     g_test_init(argc, argv, NULL);
     if (listing)
         return;
@@ -48,6 +52,8 @@ int ft_run(void)
     if (pt.server)
         tl_server_stop(pt.server);
     pt.server = NULL;
+    g_free(ft_args);
+    ft_args = NULL;
     g_printerr("# bytes verified against the model: %" G_GUINT64_FORMAT "\n", ft_verified());
     return rc;
 }
