@@ -368,6 +368,8 @@ const char dbfs_sql_checkpoint[] = "CHECKPOINT";
 /* mkfs --force: every object the schema files create, gone. Tables first
  * (CASCADE takes the functions over their row types), then what remains. */
 const char dbfs_sql_drop_all[] =
+    /* The SQL views (schema/functions/95_views.sql). */
+    "DROP SCHEMA IF EXISTS pgnfs CASCADE;\n"
     "DROP TABLE IF EXISTS pgnfs_nlm_lock, pgnfs_nlm_wait, pgnfs_nlm_share, pgnfs_nlm_owner,"
     " pgnfs_nlm_host, pgnfs_nlm_server CASCADE;\n"
     "DROP TABLE IF EXISTS allfiles, naming, fileatt, pgnfs_fs CASCADE;\n"
