@@ -327,6 +327,9 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          "         ELSE (size + $8::int8 - 1) / $8::int8 = $9::int8 END)"
          "    AND ($10::int8 < 0 OR uid = $10::int8) AND ($11::int8 < 0 OR gid = $11::int8)"
          "  ORDER BY path"},
+    /* The read-only roles of the SQL views: made if missing and allowed,
+     * granted this database's views (schema/functions/95_views.sql). */
+    [DBFS_ST_VIEWS_ROLES] = {"pgnfs_views_roles", "SELECT pgnfs_views_roles()"},
     /* fsck: the session's isolation ($1: 'repeatable read' to check,
      * 'read committed' to repair, see schema/functions/90_fsck.sql). */
     [DBFS_ST_FSCK_ISOLATION] = {"pgnfs_fsck_isolation",
