@@ -283,25 +283,50 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
      * the stored bytes ("used"), the sizes and the number of distinct
      * inodes beneath it (itself included); hard links count once per
      * directory. Children come before their parent (du's order). $3 caps
-     * the depth, so a damaged tree with a cycle cannot recurse forever. */
+     * the depth, so a damaged tree with a cycle cannot recurse forever.
+     * Set-wise, so a million files cost a few passes, not a million
+     * lookups: the recursion runs over the names of directories only (e,
+     * found through the partial index fileatt_dirs of schema/functions/
+     * 95_views.sql when it is there), each directory carrying its
+     * ancestors down to depth $2 (anc); then every name in those
+     * directories is joined once, and counted for each of its directory's
+     * ancestors: grouped by directory and, for a file with more than one
+     * link only, by inode, so that such a file counts once (a directory
+     * or a file with one link has one name). */
     [DBFS_ST_ADMIN_DU] =
         {"pgnfs_admin_du",
-         "WITH RECURSIVE t(inode, type, depth, path, anc) AS ("
-         "  SELECT f.inode, f.type, 0, ''::bytea, ARRAY[f.inode] FROM fileatt f"
-         "   WHERE f.inode = $1::int8"
+         "WITH RECURSIVE e AS MATERIALIZED ("
+         "  SELECT n.parent, n.name, n.inode FROM fileatt f CROSS JOIN LATERAL"
+         "   (SELECT n.parent, n.name, n.inode FROM naming n WHERE n.inode = f.inode"
+         "    OFFSET 0) n WHERE f.type = " DBFS_SQL_T_DIR "),"
+         " d(inode, depth, path, anc) AS ("
+         "  SELECT f.inode, 0, ''::bytea, ARRAY[f.inode] FROM fileatt f"
+         "   WHERE f.inode = $1::int8 AND f.type = " DBFS_SQL_T_DIR "  UNION ALL"
+         "  SELECT e.inode, d.depth + 1, d.path || '\\x2f'::bytea || e.name,"
+         "         CASE WHEN d.depth + 1 <= $2::int4 THEN d.anc || e.inode ELSE d.anc END"
+         "    FROM d JOIN e ON e.parent = d.inode WHERE d.depth < $3::int4),"
+         " x AS (SELECT f.inode, f.type, f.nlink, f.used, f.size, d.anc"
+         "         FROM d JOIN naming n ON n.parent = d.inode JOIN fileatt f ON f.inode = n.inode"
+         "       UNION ALL"
+         "       SELECT f.inode, f.type, f.nlink, f.used, f.size, ARRAY[f.inode] FROM fileatt f"
+         "        WHERE f.inode = $1::int8),"
+         " s AS (SELECT a.dir, k.ino, sum(x.used) AS su, sum(x.size) AS ss, count(*) AS c,"
+         "              max(x.used) AS mu, max(x.size) AS ms"
+         "         FROM x CROSS JOIN LATERAL unnest(x.anc) AS a(dir) CROSS JOIN LATERAL"
+         "              (SELECT CASE WHEN x.nlink > 1 AND x.type <> " DBFS_SQL_T_DIR
+         "                      THEN x.inode END) AS k(ino)"
+         "        GROUP BY a.dir, k.ino),"
+         " t AS (SELECT dir, sum(CASE WHEN ino IS NULL THEN su ELSE mu END)::int8 AS used,"
+         "              sum(CASE WHEN ino IS NULL THEN ss ELSE ms END)::int8 AS size,"
+         "              sum(CASE WHEN ino IS NULL THEN c ELSE 1 END)::int8 AS n"
+         "         FROM s GROUP BY dir)"
+         " SELECT * FROM ("
+         "  SELECT d.path, d.depth, d.inode, t.used, t.size, t.n FROM d JOIN t ON t.dir = d.inode"
+         "   WHERE d.inode = d.anc[cardinality(d.anc)]"
          "  UNION ALL"
-         "  SELECT n.inode, f.type, t.depth + 1, t.path || '\\x2f'::bytea || n.name,"
-         "         CASE WHEN f.type = " DBFS_SQL_T_DIR " AND t.depth + 1 <= $2::int4"
-         "              THEN t.anc || n.inode ELSE t.anc END"
-         "    FROM t JOIN naming n ON n.parent = t.inode JOIN fileatt f ON f.inode = n.inode"
-         "   WHERE t.type = " DBFS_SQL_T_DIR " AND t.depth < $3::int4),"
-         " d AS (SELECT inode, depth, path FROM t WHERE inode = anc[cardinality(anc)]),"
-         " u AS (SELECT DISTINCT a.dir, t.inode FROM t, unnest(t.anc) AS a(dir)),"
-         " s AS (SELECT u.dir, sum(f.used)::int8 AS used, sum(f.size)::int8 AS size,"
-         "              count(*)::int8 AS n"
-         "         FROM u JOIN fileatt f ON f.inode = u.inode GROUP BY u.dir)"
-         " SELECT d.path, d.depth, d.inode, s.used, s.size, s.n FROM d JOIN s ON s.dir = d.inode"
-         " ORDER BY d.path || '\\xff'::bytea"},
+         "  SELECT ''::bytea, 0, t.dir, t.used, t.size, t.n FROM t"
+         "   WHERE t.dir = $1::int8 AND NOT EXISTS (SELECT 1 FROM d)) r"
+         " ORDER BY r.path || '\\xff'::bytea"},
     /* Every entry of the tree under $1 (named $2) from depth $3 to $4 whose
      * name is LIKE $5 (NULL: any), type is $6 (0: any), size in units of
      * $8 bytes, rounded up, compares with $9 as $7 says (-1 less, 0 equal,
