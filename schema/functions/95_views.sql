@@ -33,7 +33,8 @@
 --   finds them), their paths by a recursive CTE over that small set, then
 --   one join of every name with its directory's path and its attributes:
 --   hash joins over naming and fileatt, one pass each, however deep the
---   tree. pgnfs.tree(p) instead walks down from p, so it costs what p holds.
+--   tree. pgnfs.tree(p) does the same from p down, so the paths and rows
+--   it makes are only those under p.
 --   Both are plain SQL that the planner inlines: a WHERE on their columns
 --   applies while the rows are made, not after they are all collected.
 --
@@ -51,15 +52,16 @@
 --   (pgnfs_views_roles(); `pgnfs sql --read-only` calls it again).
 --
 -- For snapshots: every view and function here reads the live tables
--- fileatt, naming, allfiles, pgnfs_filetab through the four views
--- pgnfs.attr_live, pgnfs.names_live (and pgnfs.chunks' dynamic reads); a
--- snapshot-aware version adds the same shapes filtered by a snapshot's
--- span, and files_at(name) = the query of pgnfs.files over those.
+-- fileatt and naming through the two views pgnfs.attr_live and
+-- pgnfs.names_live, and the data through pgnfs.chunks; a snapshot-aware
+-- version adds the same shapes filtered by a snapshot's span, and
+-- files_at(name) = the query of pgnfs.files over those.
 --
 -- This is a function file: applied by mkfs and again whenever a server
 -- finds the functions out of date, in one transaction; everything here is
 -- idempotent, and views are dropped and made again (their columns may
--- change between versions), their grants with them.
+-- change between versions), their grants with them (a query running on
+-- them holds that up until it ends).
 
 -- Until this transaction ends, names without a schema mean the file
 -- system's own schema (where pgnfs_fs is), also for a role named pgnfs
@@ -75,8 +77,8 @@ COMMENT ON SCHEMA pgnfs IS 'the pgnfs file system as SQL views (read only); see 
 -- so the index costs only a mkdir/rmdir an entry, and no HOT update.
 CREATE INDEX IF NOT EXISTS fileatt_dirs ON fileatt (inode) WHERE type = 2;
 
-DROP VIEW IF EXISTS pgnfs.content, pgnfs.files, pgnfs.dirs, pgnfs.dirpaths, pgnfs.entries,
-    pgnfs.names_live, pgnfs.attr_live CASCADE;
+DROP VIEW IF EXISTS pgnfs.content, pgnfs.files, pgnfs.dirs, pgnfs.dirpaths, pgnfs.names_live,
+    pgnfs.attr_live CASCADE;
 DROP FUNCTION IF EXISTS pgnfs.tree(text), pgnfs.dirs_under(bigint, text) CASCADE;
 
 -- A file type's name.
@@ -99,6 +101,8 @@ AS $$ SELECT to_timestamp(((ns - ns % 1000) / 1000)::float8 / 1000000) $$;
 -- database, needs no conversion; any other encoding takes ASCII only (a
 -- UTF-8 name could hold a character it lacks). A name whose escape form
 -- has no backslash is printable ASCII: the common case, one C call.
+-- STABLE, not IMMUTABLE, as convert_from is: else the planner would not
+-- inline it, and a call per name costs more than the name.
 DO $$
 DECLARE
     ok text := CASE WHEN current_setting('server_encoding') IN ('UTF8', 'SQL_ASCII')
@@ -110,7 +114,7 @@ DECLARE
 BEGIN
     EXECUTE format($f$
         CREATE OR REPLACE FUNCTION pgnfs.name_text(x bytea)
-        RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+        RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
         AS $b$
         SELECT CASE WHEN strpos(encode(x, 'escape'), '\') = 0
                       OR encode(x, 'hex') ~ %L
@@ -127,7 +131,7 @@ AS $$ SELECT CASE WHEN t = 1 THEN used ELSE size END $$;
 
 -- The path of a name in the directory whose path is dir.
 CREATE OR REPLACE FUNCTION pgnfs.path_join(dir text, name bytea)
-RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURNS text LANGUAGE sql STABLE PARALLEL SAFE
 AS $$ SELECT CASE WHEN dir = '/' THEN '/' ELSE dir || '/' END || pgnfs.name_text(name) $$;
 
 -- The live tables, as every view below reads them (see "For snapshots").
