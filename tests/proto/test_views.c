@@ -256,7 +256,6 @@ static void vt_same(PGresult *r, GPtrArray *nfs, const char *what)
         if (!e)
             g_error("%s: %s is not what NFS shows", what, path);
         g_hash_table_remove(by_path, path);
-        g_test_message("%s: %s", what, path);
         g_assert_cmpuint(g_ascii_strtoull(PQgetvalue(r, i, 1), NULL, 10), ==, e->a.fileid);
         g_assert_cmpstr(PQgetvalue(r, i, 2), ==, vt_type_name(e->a.type));
         g_assert_cmpuint(g_ascii_strtoull(PQgetvalue(r, i, 3), NULL, 10), ==, e->a.size);
@@ -281,7 +280,7 @@ static void vt_same_bytes(PGresult *r, const GByteArray *want, const char *what)
 {
     g_assert_cmpint(PQntuples(r), ==, 1);
     if ((guint)PQgetlength(r, 0, 0) != want->len ||
-        memcmp(PQgetvalue(r, 0, 0), want->data, want->len) != 0)
+        (want->len > 0 && memcmp(PQgetvalue(r, 0, 0), want->data, want->len) != 0))
         g_error("%s: %d bytes that differ from the %u NFS READ returned", what,
                 PQgetlength(r, 0, 0), want->len);
 }
