@@ -288,11 +288,13 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
      * lookups: the recursion runs over the names of directories only (e,
      * found through the partial index fileatt_dirs of schema/functions/
      * 95_views.sql when it is there), each directory carrying its
-     * ancestors down to depth $2 (anc); then every name in those
-     * directories is joined once, and counted for each of its directory's
-     * ancestors: grouped by directory and, for a file with more than one
-     * link only, by inode, so that such a file counts once (a directory
-     * or a file with one link has one name). */
+     * ancestors down to depth $2 (anc, unnested into a: directory,
+     * ancestor, a few rows per directory); then every name in those
+     * directories is joined once per ancestor of its directory (an index
+     * scan of naming per row of a) and counted there: grouped by ancestor
+     * and, for a file with more than one link only, by inode, so that such
+     * a file counts once (a directory or a file with one link has one
+     * name). */
     [DBFS_ST_ADMIN_DU] =
         {"pgnfs_admin_du",
          "WITH RECURSIVE e AS MATERIALIZED ("
@@ -305,17 +307,18 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          "  SELECT e.inode, d.depth + 1, d.path || '\\x2f'::bytea || e.name,"
          "         CASE WHEN d.depth + 1 <= $2::int4 THEN d.anc || e.inode ELSE d.anc END"
          "    FROM d JOIN e ON e.parent = d.inode WHERE d.depth < $3::int4),"
-         " x AS (SELECT f.inode, f.type, f.nlink, f.used, f.size, d.anc"
-         "         FROM d JOIN naming n ON n.parent = d.inode JOIN fileatt f ON f.inode = n.inode"
+         " a AS (SELECT d.inode AS dir, u.anc FROM d, unnest(d.anc) AS u(anc)),"
+         " x AS (SELECT a.anc, f.inode, f.type, f.nlink, f.used, f.size"
+         "         FROM a JOIN naming n ON n.parent = a.dir JOIN fileatt f ON f.inode = n.inode"
          "       UNION ALL"
-         "       SELECT f.inode, f.type, f.nlink, f.used, f.size, ARRAY[f.inode] FROM fileatt f"
+         "       SELECT $1::int8, f.inode, f.type, f.nlink, f.used, f.size FROM fileatt f"
          "        WHERE f.inode = $1::int8),"
-         " s AS (SELECT a.dir, k.ino, sum(x.used) AS su, sum(x.size) AS ss, count(*) AS c,"
-         "              max(x.used) AS mu, max(x.size) AS ms"
-         "         FROM x CROSS JOIN LATERAL unnest(x.anc) AS a(dir) CROSS JOIN LATERAL"
+         " s AS (SELECT x.anc AS dir, k.ino, sum(x.used) AS su, sum(x.size) AS ss,"
+         "              count(*) AS c, max(x.used) AS mu, max(x.size) AS ms"
+         "         FROM x CROSS JOIN LATERAL"
          "              (SELECT CASE WHEN x.nlink > 1 AND x.type <> " DBFS_SQL_T_DIR
          "                      THEN x.inode END) AS k(ino)"
-         "        GROUP BY a.dir, k.ino),"
+         "        GROUP BY x.anc, k.ino),"
          " t AS (SELECT dir, sum(CASE WHEN ino IS NULL THEN su ELSE mu END)::int8 AS used,"
          "              sum(CASE WHEN ino IS NULL THEN ss ELSE ms END)::int8 AS size,"
          "              sum(CASE WHEN ino IS NULL THEN c ELSE 1 END)::int8 AS n"
