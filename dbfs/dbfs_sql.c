@@ -291,7 +291,8 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
      * ancestors down to depth $2 (anc, unnested into a: directory,
      * ancestor, a few rows per directory); then every name in those
      * directories is joined once per ancestor of its directory (an index
-     * scan of naming per row of a) and counted there: grouped by ancestor
+     * scan of naming per row of a) and counted there, and every listed
+     * directory once more under itself: grouped by ancestor
      * and, for a file with more than one link only, by inode, so that such
      * a file counts once (a directory or a file with one link has one
      * name). */
@@ -310,6 +311,10 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          " a AS (SELECT d.inode AS dir, u.anc FROM d, unnest(d.anc) AS u(anc)),"
          " x AS (SELECT a.anc, f.inode, f.type, f.nlink, f.used, f.size"
          "         FROM a JOIN naming n ON n.parent = a.dir JOIN fileatt f ON f.inode = n.inode"
+         "       UNION ALL"
+         "       SELECT d.inode, f.inode, f.type, f.nlink, f.used, f.size"
+         "         FROM d JOIN fileatt f ON f.inode = d.inode"
+         "        WHERE d.depth > 0 AND d.inode = d.anc[cardinality(d.anc)]"
          "       UNION ALL"
          "       SELECT $1::int8, f.inode, f.type, f.nlink, f.used, f.size FROM fileatt f"
          "        WHERE f.inode = $1::int8),"
