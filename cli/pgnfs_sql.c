@@ -3,6 +3,12 @@
  * way the read-only commands (sql, du, find) reach it.
  *
  *   pgnfs sql [--] [psql arguments]   e.g. pgnfs sql -c 'SELECT count(*) FROM fileatt'
+ *   pgnfs sql --read-only [--] [psql arguments]
+ *
+ * --read-only connects psql as the login role pgnfs_ro, which may read the
+ * views of schema pgnfs (pgnfs.files, dirs, content, tree(), ...) and
+ * nothing else (dbfs_views_reader), so nothing typed there can change the
+ * file system.
  *
  * Arguments after a "--" go to psql untouched (`pgnfs sql -- --help` is
  * psql's help; `pgnfs sql --help` is ours).
@@ -108,40 +114,62 @@ char *pgnfs_database_peek(const cfg *c, emb_cluster **cluster)
 }
 
 const char pgnfs_help_sql[] =
-    "usage: pgnfs sql [--] [psql arguments] [options]\n"
+    "usage: pgnfs sql [--read-only] [--] [psql arguments] [options]\n"
     "\n"
     "Run psql on the file system's database: the embedded cluster's (through its\n"
     "socket while a server runs it; otherwise started for the session and stopped\n"
     "when psql exits), or that of --conninfo. The file system is ordinary tables:\n"
     "fileatt (attributes), naming (names), allfiles (data chunks).\n"
     "Writing in SQL beside a running server bypasses its caches: stop it first.\n"
+    "The views of schema pgnfs show the tree as paths (see --read-only).\n"
     "\n"
+    "  --read-only      connect as the role pgnfs_ro, which may only read the views\n"
+    "                   of schema pgnfs (made on first use if this database user may\n"
+    "                   create roles): pgnfs.files, pgnfs.dirs, pgnfs.content,\n"
+    "                   pgnfs.tree(DIR), pgnfs.lookup(PATH), pgnfs.cat(INODE) ...\n"
     "  psql arguments   -c QUERY, -At, -f FILE ...; after -- they go to psql as\n"
     "                   they are (pgnfs sql -- --help shows psql's help)\n"
     "\n"
     "examples:\n"
     "  pgnfs sql\n"
-    "  pgnfs sql -At -c 'SELECT count(*) FROM fileatt WHERE type = 1'\n";
+    "  pgnfs sql -At -c 'SELECT count(*) FROM fileatt WHERE type = 1'\n"
+    "  pgnfs sql --read-only -c 'SELECT path, size FROM files ORDER BY size DESC LIMIT 10'\n"
+    "  pgnfs sql --read-only -c \"SELECT sum(size) FROM pgnfs.tree('/home')\"\n";
 
 /* pgnfs sql: see the header. */
 int pgnfs_cmd_sql(const cfg *c, int argc, char **argv)
 {
     emb_cluster *cluster = NULL;
-    char *conninfo = pgnfs_database_peek(c, &cluster);
+    char *conninfo;
     GPtrArray *av;
     int rc = PGNFS_EXIT_FAIL;
+    bool ro = false;
 
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        ro = ro || strcmp(argv[i], "--read-only") == 0;
+    conninfo = pgnfs_database_peek(c, &cluster);
     if (!conninfo)
         return PGNFS_EXIT_FAIL;
     av = g_ptr_array_new();
     g_ptr_array_add(av, "psql");
+    if (ro) {
+        char *reader = NULL;
+        int err = dbfs_views_reader(conninfo, &reader);
+
+        if (err != 0) {
+            g_printerr("pgnfs sql: cannot read the file system read-only: %s\n", g_strerror(-err));
+            goto out;
+        }
+        g_free(conninfo);
+        conninfo = reader;
+    }
     g_ptr_array_add(av, conninfo);
     /* The first "--" only kept pgnfs's options away from what follows. */
     bool dashes = false;
     for (int i = 1; i < argc; i++) {
         if (!dashes && strcmp(argv[i], "--") == 0)
             dashes = true;
-        else
+        else if (dashes || strcmp(argv[i], "--read-only") != 0)
             g_ptr_array_add(av, argv[i]);
     }
     g_ptr_array_add(av, NULL);

@@ -517,6 +517,20 @@ typedef struct {
 int dbfs_admin_find(dbfs_admin *a, uint64_t start, const dbfs_find_query *q,
                     int (*cb)(const dbfs_find_entry *e, void *arg), void *arg);
 
+/*
+ * dbfs_views_reader -- prepare the read-only access to the SQL views of
+ * the file system in conninfo (schema pgnfs): the roles pgnfs_reader
+ * (NOLOGIN, SELECT on the views only) and pgnfs_ro (LOGIN, a member of
+ * it) are made if missing and conninfo's user may make roles, and granted
+ * this database's views. Returns 0 and *out, a conninfo for the same
+ * database as pgnfs_ro (conninfo's user and password left out, search_path
+ * pgnfs then public, read-only transactions; g_free it); -EPERM when the
+ * roles do not exist and this user may not make them (logged: what to ask
+ * the database's administrator); -ENOENT (no file system there); -EINVAL
+ * (conninfo does not parse); or a database error (-EAGAIN, -EIO; logged).
+ */
+int dbfs_views_reader(const char *conninfo, char **out);
+
 /* One directory of a disk-usage walk (path as in dbfs_find_entry). */
 typedef struct {
     const char *path;

@@ -56,6 +56,30 @@ static void dbfs_log_conn_error(const char *what, PGconn *pg)
     g_warning("%s: %.*s", what, (int)len, msg);
 }
 
+/*
+ * Keep the file system's objects out of the schema "pgnfs" (the SQL views,
+ * schema/functions/95_views.sql): the default search_path starts with
+ * "$user", so for a role named pgnfs that schema would become the current
+ * one once it exists, and the tables and functions that the schema files
+ * and the per-file tables create without a schema name would land there.
+ * Drops it from this session's search_path when it is the current schema.
+ * Returns false when the statement failed (logged).
+ */
+static bool dbfs_conn_pin_path(PGconn *pg)
+{
+    PGresult *r = PQexec(pg, "SELECT set_config('search_path',"
+                             " string_agg(quote_ident(s), ', ' ORDER BY o), false)"
+                             " FROM unnest(current_schemas(false)) WITH ORDINALITY AS u(s, o)"
+                             " WHERE s <> 'pgnfs' HAVING current_schema() = 'pgnfs'"
+                             " AND count(*) > 0");
+    bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+
+    if (!ok)
+        dbfs_log_conn_error("cannot set the session's search_path", pg);
+    PQclear(r);
+    return ok;
+}
+
 /* Connect to conninfo with application name app and a connect timeout of
  * 10 s (both defaults that conninfo may override: libpq lets the expanded
  * dbname override the keywords before it). Returns the connection or NULL
@@ -72,6 +96,10 @@ static PGconn *dbfs_connect(const char *conninfo, const char *app)
         return NULL;
     }
     PQsetNoticeProcessor(pg, dbfs_conn_notice, NULL);
+    if (!dbfs_conn_pin_path(pg)) {
+        PQfinish(pg);
+        return NULL;
+    }
     return pg;
 }
 
@@ -194,6 +222,8 @@ static int dbfs_conn_reset(dbfs_conn *c)
         return -EAGAIN;
     }
     PQsetNoticeProcessor(c->pg, dbfs_conn_notice, NULL);
+    if (!dbfs_conn_pin_path(c->pg))
+        return -EAGAIN;
     if (c->pipeline && dbfs_conn_setup(c) != 0)
         return -EAGAIN;
     c->ready = true;

@@ -283,25 +283,58 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
      * the stored bytes ("used"), the sizes and the number of distinct
      * inodes beneath it (itself included); hard links count once per
      * directory. Children come before their parent (du's order). $3 caps
-     * the depth, so a damaged tree with a cycle cannot recurse forever. */
+     * the depth, so a damaged tree with a cycle cannot recurse forever.
+     * Set-wise, so a million files cost a few passes, not a million
+     * lookups: the recursion runs over the names of directories only (e,
+     * found through the partial index fileatt_dirs of schema/functions/
+     * 95_views.sql when it is there), each directory carrying its
+     * ancestors down to depth $2 (anc, unnested into a: directory,
+     * ancestor, a few rows per directory); then every name in those
+     * directories is joined once per ancestor of its directory (an index
+     * scan of naming per row of a) and counted there, and every listed
+     * directory once more under itself: grouped by ancestor
+     * and, for a file with more than one link only, by inode, so that such
+     * a file counts once (a directory or a file with one link has one
+     * name). */
     [DBFS_ST_ADMIN_DU] =
         {"pgnfs_admin_du",
-         "WITH RECURSIVE t(inode, type, depth, path, anc) AS ("
-         "  SELECT f.inode, f.type, 0, ''::bytea, ARRAY[f.inode] FROM fileatt f"
-         "   WHERE f.inode = $1::int8"
+         "WITH RECURSIVE e AS MATERIALIZED ("
+         "  SELECT n.parent, n.name, n.inode FROM fileatt f CROSS JOIN LATERAL"
+         "   (SELECT n.parent, n.name, n.inode FROM naming n WHERE n.inode = f.inode"
+         "    OFFSET 0) n WHERE f.type = " DBFS_SQL_T_DIR "),"
+         " d(inode, depth, path, anc) AS ("
+         "  SELECT f.inode, 0, ''::bytea, ARRAY[f.inode] FROM fileatt f"
+         "   WHERE f.inode = $1::int8 AND f.type = " DBFS_SQL_T_DIR "  UNION ALL"
+         "  SELECT e.inode, d.depth + 1, d.path || '\\x2f'::bytea || e.name,"
+         "         CASE WHEN d.depth + 1 <= $2::int4 THEN d.anc || e.inode ELSE d.anc END"
+         "    FROM d JOIN e ON e.parent = d.inode WHERE d.depth < $3::int4),"
+         " a AS (SELECT d.inode AS dir, u.anc FROM d, unnest(d.anc) AS u(anc)),"
+         " x AS (SELECT a.anc, f.inode, f.type, f.nlink, f.used, f.size"
+         "         FROM a JOIN naming n ON n.parent = a.dir JOIN fileatt f ON f.inode = n.inode"
+         "       UNION ALL"
+         "       SELECT d.inode, f.inode, f.type, f.nlink, f.used, f.size"
+         "         FROM d JOIN fileatt f ON f.inode = d.inode"
+         "        WHERE d.depth > 0 AND d.inode = d.anc[cardinality(d.anc)]"
+         "       UNION ALL"
+         "       SELECT $1::int8, f.inode, f.type, f.nlink, f.used, f.size FROM fileatt f"
+         "        WHERE f.inode = $1::int8),"
+         " s AS (SELECT x.anc AS dir, k.ino, sum(x.used) AS su, sum(x.size) AS ss,"
+         "              count(*) AS c, max(x.used) AS mu, max(x.size) AS ms"
+         "         FROM x CROSS JOIN LATERAL"
+         "              (SELECT CASE WHEN x.nlink > 1 AND x.type <> " DBFS_SQL_T_DIR
+         "                      THEN x.inode END) AS k(ino)"
+         "        GROUP BY x.anc, k.ino),"
+         " t AS (SELECT dir, sum(CASE WHEN ino IS NULL THEN su ELSE mu END)::int8 AS used,"
+         "              sum(CASE WHEN ino IS NULL THEN ss ELSE ms END)::int8 AS size,"
+         "              sum(CASE WHEN ino IS NULL THEN c ELSE 1 END)::int8 AS n"
+         "         FROM s GROUP BY dir)"
+         " SELECT * FROM ("
+         "  SELECT d.path, d.depth, d.inode, t.used, t.size, t.n FROM d JOIN t ON t.dir = d.inode"
+         "   WHERE d.inode = d.anc[cardinality(d.anc)]"
          "  UNION ALL"
-         "  SELECT n.inode, f.type, t.depth + 1, t.path || '\\x2f'::bytea || n.name,"
-         "         CASE WHEN f.type = " DBFS_SQL_T_DIR " AND t.depth + 1 <= $2::int4"
-         "              THEN t.anc || n.inode ELSE t.anc END"
-         "    FROM t JOIN naming n ON n.parent = t.inode JOIN fileatt f ON f.inode = n.inode"
-         "   WHERE t.type = " DBFS_SQL_T_DIR " AND t.depth < $3::int4),"
-         " d AS (SELECT inode, depth, path FROM t WHERE inode = anc[cardinality(anc)]),"
-         " u AS (SELECT DISTINCT a.dir, t.inode FROM t, unnest(t.anc) AS a(dir)),"
-         " s AS (SELECT u.dir, sum(f.used)::int8 AS used, sum(f.size)::int8 AS size,"
-         "              count(*)::int8 AS n"
-         "         FROM u JOIN fileatt f ON f.inode = u.inode GROUP BY u.dir)"
-         " SELECT d.path, d.depth, d.inode, s.used, s.size, s.n FROM d JOIN s ON s.dir = d.inode"
-         " ORDER BY d.path || '\\xff'::bytea"},
+         "  SELECT ''::bytea, 0, t.dir, t.used, t.size, t.n FROM t"
+         "   WHERE t.dir = $1::int8 AND NOT EXISTS (SELECT 1 FROM d)) r"
+         " ORDER BY r.path || '\\xff'::bytea"},
     /* Every entry of the tree under $1 (named $2) from depth $3 to $4 whose
      * name is LIKE $5 (NULL: any), type is $6 (0: any), size in units of
      * $8 bytes, rounded up, compares with $9 as $7 says (-1 less, 0 equal,
@@ -327,6 +360,9 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          "         ELSE (size + $8::int8 - 1) / $8::int8 = $9::int8 END)"
          "    AND ($10::int8 < 0 OR uid = $10::int8) AND ($11::int8 < 0 OR gid = $11::int8)"
          "  ORDER BY path"},
+    /* The read-only roles of the SQL views: made if missing and allowed,
+     * granted this database's views (schema/functions/95_views.sql). */
+    [DBFS_ST_VIEWS_ROLES] = {"pgnfs_views_roles", "SELECT pgnfs_views_roles()"},
     /* fsck: the session's isolation ($1: 'repeatable read' to check,
      * 'read committed' to repair, see schema/functions/90_fsck.sql). */
     [DBFS_ST_FSCK_ISOLATION] = {"pgnfs_fsck_isolation",
@@ -368,6 +404,8 @@ const char dbfs_sql_checkpoint[] = "CHECKPOINT";
 /* mkfs --force: every object the schema files create, gone. Tables first
  * (CASCADE takes the functions over their row types), then what remains. */
 const char dbfs_sql_drop_all[] =
+    /* The SQL views (schema/functions/95_views.sql). */
+    "DROP SCHEMA IF EXISTS pgnfs CASCADE;\n"
     "DROP TABLE IF EXISTS pgnfs_nlm_lock, pgnfs_nlm_wait, pgnfs_nlm_share, pgnfs_nlm_owner,"
     " pgnfs_nlm_host, pgnfs_nlm_server CASCADE;\n"
     "DROP TABLE IF EXISTS allfiles, naming, fileatt, pgnfs_fs CASCADE;\n"

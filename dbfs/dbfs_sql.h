@@ -68,6 +68,8 @@ typedef enum {
     DBFS_ST_ADMIN_LOOKUP,
     DBFS_ST_ADMIN_DU,
     DBFS_ST_ADMIN_FIND,
+    /* pgnfs sql --read-only (dbfs_views.c) */
+    DBFS_ST_VIEWS_ROLES,
     /* pgnfs fsck (dbfs_fsck.c) */
     DBFS_ST_FSCK_ISOLATION,
     DBFS_ST_FSCK_CHECK,

@@ -1,0 +1,108 @@
+/*
+ * test_views.c -- how the SQL views of schema pgnfs (schema/functions/
+ * 95_views.sql) reach a file system and stay out of its way: a file system
+ * made before them gets them when dbfs_open finds its functions out of
+ * date; mkfs --force makes them again; and a database role named pgnfs,
+ * whose default search_path starts with "$user" = the schema pgnfs, still
+ * gets every table and function of the file system (per-file tables too)
+ * in its own schema, none in pgnfs (dbfs_conn.c pins the search_path).
+ * (tests/proto/test_views.c: what the views show, against NFS.)
+ */
+#include <string.h>
+
+#include "td.h"
+#include "testlib.h"
+
+/* How many of schema pgnfs's relations are tables, and functions named
+ * pgnfs_*: both must stay 0 (only views and the views' functions). */
+static const char vw_strays_sql[] =
+    "SELECT (SELECT count(*) FROM pg_class c WHERE c.relnamespace = 'pgnfs'::regnamespace"
+    "          AND c.relkind <> 'v')"
+    "     + (SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'pgnfs'::regnamespace"
+    "          AND p.proname LIKE 'pgnfs\\_%')";
+
+static void test_upgrade(void)
+{
+    char *ci = tl_fresh_fs();
+    dbfs_config cfg = {.conninfo = ci, .relatime = true};
+    dbfs *fs;
+
+    g_assert_cmpint(td_sql(ci, "SELECT count(*) FROM pgnfs.files"), ==, 1);
+    /* As a file system from before the views: none of it, older functions. */
+    td_sql(ci, "DROP SCHEMA pgnfs CASCADE; DROP INDEX fileatt_dirs;"
+               " DROP FUNCTION pgnfs_views_roles();"
+               " UPDATE pgnfs_fs SET functions_digest = 'older'");
+    g_assert_cmpint(td_sql(ci, "SELECT count(*) FROM pg_namespace WHERE nspname = 'pgnfs'"), ==, 0);
+    td_rc(dbfs_open(&cfg, &fs), 0);
+    dbfs_close(fs);
+    g_assert_cmpint(td_sql(ci, "SELECT count(*) FROM pgnfs.files"), ==, 1);
+    g_assert_cmpint(td_sql(ci, "SELECT count(*) FROM pg_indexes WHERE indexname ="
+                               " 'fileatt_dirs'"),
+                    ==, 1);
+    g_assert_cmpint(td_sql(ci, "SELECT pgnfs.lookup('/')"), ==, DBFS_ROOT_INO);
+    /* Applied again (another digest) over what is there: idempotent. */
+    td_sql(ci, "UPDATE pgnfs_fs SET functions_digest = 'older'");
+    td_rc(dbfs_open(&cfg, &fs), 0);
+    dbfs_close(fs);
+    g_assert_cmpint(td_sql(ci, "SELECT count(*) FROM pgnfs.dirs"), ==, 1);
+    /* mkfs --force replaces the file system, views included. */
+    dbfs_mkfs_opts o = {.force = true, .root_mode = 0777};
+    td_rc(dbfs_mkfs(ci, &o), 0);
+    g_assert_cmpint(td_sql(ci, "SELECT count(*) FROM pgnfs.files"), ==, 1);
+    g_assert_cmpint(td_sql(ci, vw_strays_sql), ==, 0);
+    g_free(ci);
+}
+
+static void test_role_named_pgnfs(void)
+{
+    static unsigned n;
+    char *db = g_strdup_printf("views_owner_%u", ++n);
+    char *sql = g_strdup_printf("CREATE DATABASE %s OWNER pgnfs", db);
+    char *ci = g_strdup_printf("%s dbname=%s user=pgnfs", tl_cluster_conninfo(), db);
+    td_sql(tl_cluster_conninfo(), "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE"
+                                  " rolname = 'pgnfs') THEN CREATE ROLE pgnfs LOGIN CREATEROLE;"
+                                  " END IF; END $$");
+    td_sql(tl_cluster_conninfo(), sql);
+    g_free(sql);
+
+    /* The per-file tables of the inversion layout are made by name. */
+    dbfs_mkfs_opts o = {.storage = DBFS_STORAGE_INVERSION, .root_mode = 0777};
+    td_rc(dbfs_mkfs(ci, &o), 0);
+    g_assert_cmpint(td_sql(ci, "SELECT count(*) FROM pg_namespace WHERE nspname = 'pgnfs'"), ==, 1);
+    td_fs t = {.conninfo = ci};
+    dbfs_config cfg = {.conninfo = ci, .relatime = true};
+    td_rc(dbfs_open(&cfg, &t.fs), 0);
+    td_rc(dbfs_conn_open(t.fs, &t.c), 0);
+    t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t.fs)->root_gen};
+    dbfs_cred root = td_root();
+    dbfs_attr d = td_mkdir(&t, &root, t.root, "d", 0755);
+    dbfs_attr f = td_create(&t, &root, td_fh(&d), "f", 0644);
+    td_write(&t, &root, td_fh(&f), 0, "views", 5);
+    dbfs_conn_close(t.c);
+    dbfs_close(t.fs);
+    /* A server of another build would apply its functions again. */
+    td_sql(ci, "UPDATE pgnfs_fs SET functions_digest = 'older'");
+    td_rc(dbfs_open(&cfg, &t.fs), 0);
+    dbfs_close(t.fs);
+
+    g_assert_cmpint(td_sql(ci, vw_strays_sql), ==, 0);
+    char *q = g_strdup_printf("SELECT count(*) FROM pg_class c JOIN pg_namespace s ON s.oid ="
+                              " c.relnamespace WHERE s.nspname = 'public' AND c.relname ="
+                              " 'inv%" G_GUINT64_FORMAT "'",
+                              f.ino);
+    g_assert_cmpint(td_sql(ci, q), ==, 1);
+    g_free(q);
+    /* And the views read it, the file's own table included. */
+    g_assert_cmpint(td_sql(ci, "SELECT length(pgnfs.cat(pgnfs.lookup('/d/f')))"), ==, 5);
+    g_assert_cmpint(td_sql(ci, "SELECT count(*) FROM pgnfs.files WHERE path = '/d/f'"), ==, 1);
+    g_free(ci);
+    g_free(db);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/views/upgrade", test_upgrade);
+    g_test_add_func("/views/role-named-pgnfs", test_role_named_pgnfs);
+    return g_test_run();
+}
