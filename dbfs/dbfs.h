@@ -214,6 +214,16 @@ typedef struct {
      * size past which one file's data is flushed (0 = 8 MiB). */
     uint64_t writeback_bytes;
     uint64_t writeback_file_bytes;
+    /* Transformation chains (dbfs_xf.c, xform/xf.h): the root directory's
+     * chain, set at open (NULL or "": keep the file system's); the key
+     * file of aes-256-gcm and the plug-in directory (NULL or "": none);
+     * the level of "zstd" without level= (0 = 3). A wrong key (another id
+     * than the file system recorded), an unreadable key file or a root
+     * chain that does not make fail dbfs_open with the reason logged. */
+    const char *xform_root_chain;
+    const char *xform_key_file;
+    const char *xform_plugin_dir;
+    int xform_zstd_level;
 } dbfs_config;
 
 /* FSSTAT figures (the type has its own name: dbfs_fsstat is the call). */

@@ -37,6 +37,7 @@
 #include <glib.h>
 
 #include "dbfs_conn.h"
+#include "xf.h"
 #include "dbfs_int.h"
 
 /* Server notices (none are expected) go to the debug log. */
@@ -261,6 +262,8 @@ void dbfs_conn_close(dbfs_conn *c)
         return;
     PQfinish(c->pg);
     free(c->queued);
+    xf_work_free(c->xf);
+    free(c->xf_buf);
     free(c);
 }
 
