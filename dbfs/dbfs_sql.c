@@ -395,6 +395,11 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_XF_CHUNKS] = {"pgnfs_xf_chunks",
                            "SELECT d.chunk, d.data"
                            " FROM pgnfs_data_read($1::int8, 0, 9223372036854775807) d"},
+    [DBFS_ST_XF_LOCK] = {"pgnfs_xf_lock", "SELECT coalesce(chain, 0)::int8, type, used FROM fileatt"
+                                          " WHERE inode = $1::int8 FOR UPDATE"},
+    [DBFS_ST_XF_RECHAIN] = {"pgnfs_xf_rechain",
+                            "SELECT pgnfs_xf_rechain($1::int8, $2::int8, $3::text,"
+                            " $4::int8[], $5::bytea[])"},
 };
 
 const char dbfs_sql_vacuum_data[] = "VACUUM allfiles";

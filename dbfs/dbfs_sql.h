@@ -89,6 +89,8 @@ typedef enum {
     DBFS_ST_XF_GET,
     DBFS_ST_XF_FILES,
     DBFS_ST_XF_CHUNKS,
+    DBFS_ST_XF_LOCK,
+    DBFS_ST_XF_RECHAIN,
     DBFS_ST_COUNT
 } dbfs_stmt;
 

@@ -179,7 +179,12 @@ void dbfs_xf_close(dbfs *fs)
 /* dbfs_xf_chain -- see dbfs_xf.h. */
 int dbfs_xf_chain(dbfs_conn *c, uint64_t id, const xf_chain **out)
 {
-    dbfs *fs = c->fs;
+    return dbfs_xf_chain_on(c->fs, c, id, out);
+}
+
+/* dbfs_xf_chain_on -- see dbfs_xf.h. */
+int dbfs_xf_chain_on(dbfs *fs, dbfs_conn *c, uint64_t id, const xf_chain **out)
+{
     dbfs_params p;
     PGresult *r = NULL;
     xf_err xe = {{0}};
@@ -289,4 +294,38 @@ void dbfs_xf_note(dbfs *fs, uint64_t ino, bool guarded)
         atomic_store_explicit(s, ino, memory_order_relaxed);
     else if (atomic_load_explicit(s, memory_order_relaxed) == ino)
         atomic_store_explicit(s, 0, memory_order_relaxed);
+}
+
+/* dbfs_xf_put_be -- see dbfs_xf.h. */
+void dbfs_xf_put_be(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        p[i] = (unsigned char)(v & 0xff);
+}
+
+/* dbfs_xf_array -- see dbfs_xf.h. */
+unsigned char *dbfs_xf_array(uint32_t elem, size_t n, const void *const *vals, const size_t *lens,
+                             size_t *len)
+{
+    size_t total = 20;
+    unsigned char *a, *p;
+
+    for (size_t i = 0; i < n; i++)
+        total += 4 + lens[i];
+    a = malloc(total);
+    if (!a)
+        return NULL;
+    dbfs_xf_put_be(a, n ? 1 : 0, 4);
+    dbfs_xf_put_be(a + 4, 0, 4);
+    dbfs_xf_put_be(a + 8, elem, 4);
+    dbfs_xf_put_be(a + 12, n, 4);
+    dbfs_xf_put_be(a + 16, 1, 4);
+    p = a + (n ? 20 : 12);
+    for (size_t i = 0; i < n; i++) {
+        dbfs_xf_put_be(p, lens[i], 4);
+        memcpy(p + 4, vals[i], lens[i]);
+        p += 4 + lens[i];
+    }
+    *len = (size_t)(p - a);
+    return a;
 }

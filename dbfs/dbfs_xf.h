@@ -62,6 +62,24 @@ void dbfs_xf_close(dbfs *fs);
  */
 int dbfs_xf_chain(dbfs_conn *c, uint64_t id, const xf_chain **out);
 
+/* dbfs_xf_chain_on -- the same for file system fs through any connection
+ * c (a session of the admin paths too). */
+int dbfs_xf_chain_on(dbfs *fs, dbfs_conn *c, uint64_t id, const xf_chain **out);
+
+/* PostgreSQL type oids of the array elements dbfs_xf_array builds. */
+#define DBFS_XF_INT8OID  20
+#define DBFS_XF_BYTEAOID 17
+
+/* dbfs_xf_put_be -- v as n big-endian bytes at p. Cannot fail. */
+void dbfs_xf_put_be(unsigned char *p, uint64_t v, int n);
+/*
+ * dbfs_xf_array -- an array of n elements of type elem in PostgreSQL's
+ * binary format (one dimension, no NULLs): element i is lens[i] bytes at
+ * vals[i]. Returns a malloc'd buffer and *len, or NULL (out of memory).
+ */
+unsigned char *dbfs_xf_array(uint32_t elem, size_t n, const void *const *vals, const size_t *lens,
+                             size_t *len);
+
 /*
  * dbfs_xf_decode -- the plain bytes of stored chunk `chunk` of file ino
  * (v, vlen: the value after the encoding's decode) under chain id, into

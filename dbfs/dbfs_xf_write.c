@@ -38,10 +38,6 @@
 /* Runs of a guarded write whose file changed under it before -EAGAIN. */
 #define DBFS_XF_TRIES 8
 
-/* PostgreSQL type oids of the array elements. */
-#define DBFS_XF_INT8OID  20
-#define DBFS_XF_BYTEAOID 17
-
 /* One chunk a write touches. */
 typedef struct {
     uint64_t k;
@@ -71,43 +67,6 @@ typedef struct {
     uint64_t chain;
     dbfs_attr pre, post;
 } dbfs_xf_op;
-
-static void dbfs_xf_put_be(unsigned char *p, uint64_t v, int n)
-{
-    for (int i = n - 1; i >= 0; i--, v >>= 8)
-        p[i] = (unsigned char)(v & 0xff);
-}
-
-/*
- * An array of n elements of type elem in PostgreSQL's binary format (one
- * dimension, no NULLs): element i is lens[i] bytes at vals[i]. Returns a
- * malloc'd buffer and *len, or NULL (out of memory).
- */
-static unsigned char *dbfs_xf_array(uint32_t elem, size_t n, const void *const *vals,
-                                    const size_t *lens, size_t *len)
-{
-    size_t total = 20;
-    unsigned char *a, *p;
-
-    for (size_t i = 0; i < n; i++)
-        total += 4 + lens[i];
-    a = malloc(total);
-    if (!a)
-        return NULL;
-    dbfs_xf_put_be(a, n ? 1 : 0, 4);
-    dbfs_xf_put_be(a + 4, 0, 4);
-    dbfs_xf_put_be(a + 8, elem, 4);
-    dbfs_xf_put_be(a + 12, n, 4);
-    dbfs_xf_put_be(a + 16, 1, 4);
-    p = a + (n ? 20 : 12);
-    for (size_t i = 0; i < n; i++) {
-        dbfs_xf_put_be(p, lens[i], 4);
-        memcpy(p + 4, vals[i], lens[i]);
-        p += 4 + lens[i];
-    }
-    *len = (size_t)(p - a);
-    return a;
-}
 
 /* int8[] of the chunk numbers of op's chunks (all, or those not covered). */
 static unsigned char *dbfs_xf_chunk_array(const dbfs_xf_op *op, bool uncovered_only, size_t *len)

@@ -287,3 +287,36 @@ BEGIN
     RETURN NEXT pgnfs_res(0, pgnfs_role_post(), nf);
 END
 $$;
+
+-- pgnfs xform set on a file that holds data: replace every chunk of file
+-- p_ino with p_vals (the same plain bytes under chain p_new, which the
+-- admin tool encoded) and set its chain, in the transaction that locked
+-- the file (pgnfs_xf_lock) and read the old chunks: after a crash the file
+-- is wholly in its old chain or wholly in its new one. used follows; the
+-- size and times do not change (the bytes do not), change does.
+CREATE OR REPLACE FUNCTION pgnfs_xf_rechain(p_ino bigint, p_new bigint, p_text text,
+                                            p_chunks bigint[], p_vals bytea[])
+RETURNS void LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    n      text := pgnfs_inv_name(p_ino);
+    newsum bigint;
+BEGIN
+    PERFORM pgnfs_xf_chain_put(p_new, p_text);
+    IF p_new <> 0 THEN
+        PERFORM pgnfs_xf_enable();
+    END IF;
+    IF pgnfs_data_tab(p_ino) THEN
+        EXECUTE format('DELETE FROM %I', n);
+        EXECUTE format('INSERT INTO %I (chunk, data)'
+                       ' SELECT u.c, u.v FROM unnest($1::bigint[], $2::bytea[]) AS u(c, v)', n)
+            USING p_chunks, p_vals;
+    ELSE
+        DELETE FROM allfiles a WHERE a.inode = p_ino;
+        INSERT INTO allfiles (inode, chunk, data)
+        SELECT p_ino, u.c, u.v FROM unnest(p_chunks, p_vals) AS u(c, v);
+    END IF;
+    SELECT coalesce(sum(length(v)), 0) INTO newsum FROM unnest(p_vals) AS v;
+    UPDATE fileatt SET chain = p_new, used = newsum, change = change + 1 WHERE inode = p_ino;
+END
+$$;

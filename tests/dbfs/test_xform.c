@@ -197,6 +197,12 @@ static long tx_chain_of(const char *conninfo, uint64_t ino)
     return v;
 }
 
+static void tx_count_problem(const dbfs_xform_problem *p, void *arg)
+{
+    g_test_message("problem: %s", p->detail);
+    (*(int *)arg)++;
+}
+
 /* Every built-in chain, with and without the buffer cache and write-back:
  * random operations against a model; then the same file read by a
  * second, cold server. */
@@ -341,6 +347,15 @@ static void test_corrupt(void)
     g_test_expect_message("pgnfs-dbfs", G_LOG_LEVEL_WARNING, "xform: file * chunk 1: *sha256*");
     td_rc(dbfs_read(cold.c, &root, td_fh(&f), TX_CHUNK, TX_CHUNK, buf, &n, &eof, NULL), -EIO);
     g_test_assert_expected_messages();
+    /* fsck's check names the chunk. */
+    {
+        uint64_t problems = 0;
+        int seen = 0;
+
+        td_rc(dbfs_xform_check(cold.fs, tx_count_problem, &seen, &problems), 0);
+        g_assert_cmpuint(problems, ==, 1);
+        g_assert_cmpint(seen, ==, 1);
+    }
     td_rc(dbfs_read(cold.c, &root, td_fh(&f), 2 * TX_CHUNK, TX_CHUNK, buf, &n, &eof, NULL), 0);
     g_assert_cmpmem(buf, n, data + 2 * TX_CHUNK, TX_CHUNK);
     /* A partial write into the damaged chunk stores nothing. */
@@ -349,6 +364,61 @@ static void test_corrupt(void)
           -EIO);
     g_test_assert_expected_messages();
     td_close(&cold);
+    g_free(data);
+    g_free(buf);
+    tx_env_close(&e);
+}
+
+/* pgnfs xform set / show: a directory's chain for new files; a file with
+ * data rewritten under each chain in turn (its bytes unchanged, used
+ * following the chain); refusals with their reason; the check finds no
+ * problem in a sound file system. */
+static void test_admin(void)
+{
+    tx_env e;
+    dbfs_cred root = td_root();
+    unsigned char *data = g_malloc(TX_MAX), *buf = g_malloc(TX_MAX);
+    static const char *const chains[] = {"zstd", "aes-256-gcm,sha256", "none", "lz4"};
+    uint64_t problems = 1;
+    int seen = 0;
+    char msg[512], *text;
+    dbfs_attr d, f, g;
+
+    tx_env_open(&e, NULL, true);
+    d = td_mkdir(&e.t, &root, e.t.root, "d", 0755);
+    td_rc(dbfs_xform_set(e.t.fs, "/d", "zstd:level=5,sha256", msg, sizeof msg), 0);
+    td_rc(dbfs_xform_show(e.t.fs, "/d", &text), 0);
+    g_assert_cmpstr(text, ==, "zstd:level=5,sha256");
+    g_free(text);
+    g = td_create(&e.t, &root, td_fh(&d), "g", 0644);
+    g_assert_cmpint(tx_chain_of(e.conninfo, g.ino), ==, tx_chain_of(e.conninfo, d.ino));
+    /* A plain file with data, rewritten chain after chain. */
+    f = td_create(&e.t, &root, e.t.root, "f", 0644);
+    memset(data, 'x', TX_MAX);
+    tx_fill(data, TX_MAX / 2, true);
+    td_write(&e.t, &root, td_fh(&f), 0, data, TX_MAX);
+    for (size_t i = 0; i < G_N_ELEMENTS(chains); i++) {
+        td_rc(dbfs_xform_set(e.t.fs, "/f", chains[i], msg, sizeof msg), 0);
+        td_rc(dbfs_xform_show(e.t.fs, "/f", &text), 0);
+        g_test_message("%s -> %s", chains[i], text);
+        g_free(text);
+        /* The server reads and writes it under its new chain. */
+        td_read(&e.t, &root, td_fh(&f), 0, buf, TX_MAX);
+        g_assert_cmpmem(buf, TX_MAX, data, TX_MAX);
+        data[TX_CHUNK + 3] = (unsigned char)('a' + i);
+        td_write(&e.t, &root, td_fh(&f), TX_CHUNK + 3, data + TX_CHUNK + 3, 1);
+    }
+    f = td_getattr(&e.t, td_fh(&f));
+    g_assert_cmpuint(f.size, ==, TX_MAX);
+    /* Refusals say why. */
+    g_assert_cmpint(dbfs_xform_set(e.t.fs, "/f", "zstd:level=99", msg, sizeof msg), ==, -EINVAL);
+    g_assert_nonnull(strstr(msg, "level"));
+    g_assert_cmpint(dbfs_xform_set(e.t.fs, "/nosuch", "zstd", msg, sizeof msg), ==, -ENOENT);
+    g_assert_cmpint(dbfs_xform_set(e.t.fs, "/d", "nosuchstage", msg, sizeof msg), ==, -ENOENT);
+    g_assert_nonnull(strstr(msg, "nosuchstage"));
+    td_rc(dbfs_xform_check(e.t.fs, tx_count_problem, &seen, &problems), 0);
+    g_assert_cmpuint(problems, ==, 0);
+    g_assert_cmpint(seen, ==, 0);
     g_free(data);
     g_free(buf);
     tx_env_close(&e);
@@ -399,5 +469,6 @@ int main(int argc, char **argv)
     g_test_add_func("/xform/used", test_used);
     g_test_add_func("/xform/corrupt", test_corrupt);
     g_test_add_func("/xform/refusals", test_refusals);
+    g_test_add_func("/xform/admin", test_admin);
     return g_test_run();
 }
