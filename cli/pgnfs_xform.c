@@ -5,6 +5,9 @@
  *   pgnfs xform set PATH CHAIN   a directory: the chain its new files and
  *                                directories take; a file: its chunks
  *                                rewritten under CHAIN in one transaction
+ *   pgnfs xform apply PATH       every file beneath directory PATH
+ *                                rewritten under its directory's chain,
+ *                                one transaction per file (restartable)
  *   pgnfs xform show PATH...     the chain of each PATH ("none": none)
  *   pgnfs xform list             the transformations a chain may name,
  *                                one a line: built-ins, then the plug-ins
@@ -27,7 +30,7 @@
 #include "pgnfs_cmd.h"
 
 const char pgnfs_help_xform[] =
-    "usage: pgnfs xform set PATH CHAIN | show PATH... | list [options]\n"
+    "usage: pgnfs xform set PATH CHAIN | apply PATH | show PATH... | list [options]\n"
     "\n"
     "Transformation chains on file data: a guarded file's chunks are compressed,\n"
     "encrypted, checksummed (or passed through plug-ins) on their way to the\n"
@@ -36,6 +39,9 @@ const char pgnfs_help_xform[] =
     "  set PATH CHAIN   a directory: the chain of the files and directories made\n"
     "                   in it from now on; a file: every chunk rewritten under\n"
     "                   CHAIN in one transaction (wholly old or new after a crash)\n"
+    "  apply PATH       every file beneath directory PATH whose chain is not its\n"
+    "                   directory's rewritten under it, one transaction per file\n"
+    "                   (a line per file; run it again to go on after a crash)\n"
     "  show PATH...     the chain of each PATH\n"
     "  list             the transformations a chain may name, one a line\n"
     "\n"
@@ -75,8 +81,16 @@ static int pgnfs_xform_list(const cfg *c)
     return PGNFS_EXIT_OK;
 }
 
-/* set or show on the file system (argv: the words after set / show). */
-static int pgnfs_xform_on_fs(const cfg *c, bool set, int argc, char **argv)
+static void pgnfs_xform_line(const char *line, void *arg)
+{
+    (void)arg;
+    printf("%s\n", line);
+    fflush(stdout);
+}
+
+/* set ('s'), apply ('a') or show ('v') on the file system (argv: the
+ * words after it). */
+static int pgnfs_xform_on_fs(const cfg *c, char what, int argc, char **argv)
 {
     emb_cluster *cluster = NULL;
     char *conninfo = pgnfs_database_peek(c, &cluster);
@@ -87,7 +101,16 @@ static int pgnfs_xform_on_fs(const cfg *c, bool set, int argc, char **argv)
     if (!conninfo)
         return PGNFS_EXIT_FAIL;
     fs = pgnfs_attach(c, conninfo, false, &conflict);
-    if (fs && set) {
+    if (fs && what == 'a') {
+        uint64_t done = 0;
+        int err = dbfs_xform_apply(fs, argv[0], pgnfs_xform_line, NULL, &done);
+
+        if (err != 0)
+            g_printerr("pgnfs xform apply: %s: %s (%" G_GUINT64_FORMAT " files rewritten)\n",
+                       argv[0], g_strerror(-err), done);
+        else
+            rc = PGNFS_EXIT_OK;
+    } else if (fs && what == 's') {
         char msg[512];
         int err = dbfs_xform_set(fs, argv[0], argv[1], msg, sizeof msg);
 
@@ -128,10 +151,12 @@ int pgnfs_cmd_xform(const cfg *c, int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "list") == 0 && argc == 2)
         return pgnfs_xform_list(c);
     if (argc == 4 && strcmp(argv[1], "set") == 0)
-        return pgnfs_xform_on_fs(c, true, 2, argv + 2);
+        return pgnfs_xform_on_fs(c, 's', 2, argv + 2);
+    if (argc == 3 && strcmp(argv[1], "apply") == 0)
+        return pgnfs_xform_on_fs(c, 'a', 1, argv + 2);
     if (argc >= 3 && strcmp(argv[1], "show") == 0)
-        return pgnfs_xform_on_fs(c, false, argc - 2, argv + 2);
-    g_printerr("pgnfs xform: expected set PATH CHAIN, show PATH... or list "
+        return pgnfs_xform_on_fs(c, 'v', argc - 2, argv + 2);
+    g_printerr("pgnfs xform: expected set PATH CHAIN, apply PATH, show PATH... or list "
                "(see pgnfs xform --help)\n");
     return PGNFS_EXIT_USAGE;
 }

@@ -562,6 +562,18 @@ int dbfs_admin_du(dbfs_admin *a, uint64_t start, unsigned maxdepth,
  */
 int dbfs_xform_set(dbfs *fs, const char *path, const char *chain, char *msg, size_t msglen);
 
+/*
+ * dbfs_xform_apply -- rewrite every regular file beneath directory PATH
+ * whose chain is not its directory's under its directory's chain, one
+ * transaction per file (each file wholly old or wholly new after a crash;
+ * running it again goes on where it stopped). A line per file to
+ * progress (may be NULL); *done counts the files rewritten. Stops at the
+ * first file that fails (its line says why). Returns 0, -ENOENT,
+ * -ENOTDIR, -EIO, or as dbfs_xform_set.
+ */
+int dbfs_xform_apply(dbfs *fs, const char *path, void (*progress)(const char *line, void *arg),
+                     void *arg, uint64_t *done);
+
 /* dbfs_xform_show -- the chain of PATH as text ("none" for none) in *text
  * (g_free it). Returns 0, -ENOENT, -ENOTDIR, or a database error. */
 int dbfs_xform_show(dbfs *fs, const char *path, char **text);

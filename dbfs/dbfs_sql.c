@@ -400,6 +400,20 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_XF_RECHAIN] = {"pgnfs_xf_rechain",
                             "SELECT pgnfs_xf_rechain($1::int8, $2::int8, $3::text,"
                             " $4::int8[], $5::bytea[])"},
+    /* pgnfs xform apply: the regular files beneath directory $1 whose
+     * chain is not their directory's, with that chain (id, text). */
+    [DBFS_ST_XF_STRAYS] = {"pgnfs_xf_strays",
+                           "WITH RECURSIVE d(inode) AS (SELECT $1::int8 UNION"
+                           " SELECT n.inode FROM naming n JOIN d ON n.parent = d.inode"
+                           " JOIN fileatt f ON f.inode = n.inode AND f.type = " DBFS_SQL_T_DIR ")"
+                           " SELECT DISTINCT ON (f.inode) f.inode, coalesce(p.chain, 0)::int8,"
+                           " coalesce(c.text, 'none'), n.name"
+                           " FROM d JOIN naming n ON n.parent = d.inode"
+                           " JOIN fileatt f ON f.inode = n.inode AND f.type = " DBFS_SQL_T_REG
+                           " JOIN fileatt p ON p.inode = n.parent"
+                           " LEFT JOIN pgnfs_xform_chain c ON c.id = p.chain"
+                           " WHERE coalesce(f.chain, 0) <> coalesce(p.chain, 0)"
+                           " ORDER BY f.inode"},
 };
 
 const char dbfs_sql_vacuum_data[] = "VACUUM allfiles";

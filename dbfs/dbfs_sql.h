@@ -91,6 +91,7 @@ typedef enum {
     DBFS_ST_XF_CHUNKS,
     DBFS_ST_XF_LOCK,
     DBFS_ST_XF_RECHAIN,
+    DBFS_ST_XF_STRAYS,
     DBFS_ST_COUNT
 } dbfs_stmt;
 

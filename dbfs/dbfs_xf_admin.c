@@ -256,6 +256,61 @@ out:
     return rc;
 }
 
+/* dbfs_xform_apply -- see dbfs.h. */
+int dbfs_xform_apply(dbfs *fs, const char *path, void (*progress)(const char *line, void *arg),
+                     void *arg, uint64_t *done)
+{
+    dbfs_admin *a = NULL;
+    PGresult *r = NULL;
+    dbfs_type type;
+    uint64_t ino;
+    dbfs_params p;
+    xf_work *w = NULL;
+    char msg[512], line[700];
+    int rc = dbfs_admin_open(fs->conninfo, &a);
+
+    *done = 0;
+    if (rc == 0)
+        rc = dbfs_admin_resolve(a, path, &ino, &type);
+    if (rc == 0 && type != DBFS_DIR)
+        rc = -ENOTDIR;
+    if (rc == 0)
+        rc = xf_work_new(fs->xf, &w);
+    if (rc == 0) {
+        dbfs_params_init(&p);
+        dbfs_param_i8(&p, (int64_t)ino);
+        rc = dbfs_exec(a->c, DBFS_ST_XF_STRAYS, &p, &r);
+    }
+    for (int i = 0; rc == 0 && i < PQntuples(r); i++) {
+        const char *text = PQgetvalue(r, i, 2);
+        dbfs_xf_rechain_op op = {fs, (uint64_t)dbfs_get_i8(r, i, 0), NULL, w, msg, sizeof msg};
+        xf_err xe = {{0}};
+
+        msg[0] = 0;
+        rc = xf_chain_get(fs->xf, text, &op.to, &xe);
+        if (rc != 0) {
+            g_snprintf(line, sizeof line, "file %" PRIu64 ": chain \"%s\": %s", op.ino, text,
+                       xe.msg);
+        } else {
+            rc = dbfs_txn(a->c, "rewriting a file's chunks", dbfs_xf_rechain_txn, &op);
+            if (rc == 0) {
+                ++*done;
+                g_snprintf(line, sizeof line, "%d/%d file %" PRIu64 " (%.*s): %s", i + 1,
+                           PQntuples(r), op.ino, PQgetlength(r, i, 3), PQgetvalue(r, i, 3), text);
+            } else {
+                g_snprintf(line, sizeof line, "file %" PRIu64 ": %s", op.ino,
+                           *msg ? msg : g_strerror(-rc));
+            }
+        }
+        if (progress)
+            progress(line, arg);
+    }
+    PQclear(r);
+    xf_work_free(w);
+    dbfs_admin_close(a);
+    return rc;
+}
+
 /* dbfs_xform_show -- see dbfs.h. */
 int dbfs_xform_show(dbfs *fs, const char *path, char **text)
 {

@@ -424,6 +424,55 @@ static void test_admin(void)
     tx_env_close(&e);
 }
 
+static void tx_line(const char *line, void *arg)
+{
+    (void)arg;
+    g_test_message("%s", line);
+}
+
+/* apply: files made before their directory's chain was set (and those in
+ * subdirectories) are rewritten under it, contents unchanged; a second
+ * run has nothing to do. */
+static void test_apply(void)
+{
+    tx_env e;
+    dbfs_cred root = td_root();
+    unsigned char *data = g_malloc(TX_MAX), *buf = g_malloc(TX_MAX);
+    dbfs_attr d, sub, f[3];
+    uint64_t done = 0;
+    char msg[512];
+
+    tx_env_open(&e, NULL, true);
+    d = td_mkdir(&e.t, &root, e.t.root, "d", 0755);
+    sub = td_mkdir(&e.t, &root, td_fh(&d), "sub", 0755);
+    tx_fill(data, TX_MAX, true);
+    f[0] = td_create(&e.t, &root, td_fh(&d), "a", 0644);
+    f[1] = td_create(&e.t, &root, td_fh(&d), "b", 0644);
+    f[2] = td_create(&e.t, &root, td_fh(&sub), "c", 0644);
+    for (int i = 0; i < 3; i++)
+        td_write(&e.t, &root, td_fh(&f[i]), 0, data, TX_MAX - (uint32_t)i * 1000);
+    td_rc(dbfs_xform_set(e.t.fs, "/d", "lz4,sha256", msg, sizeof msg), 0);
+    td_rc(dbfs_xform_set(e.t.fs, "/d/sub", "aes-256-gcm", msg, sizeof msg), 0);
+    g_assert_cmpint(tx_chain_of(e.conninfo, f[0].ino), ==, 0);
+    td_rc(dbfs_xform_apply(e.t.fs, "/d", tx_line, NULL, &done), 0);
+    g_assert_cmpuint(done, ==, 3);
+    g_assert_cmpint(tx_chain_of(e.conninfo, f[0].ino), ==, tx_chain_of(e.conninfo, d.ino));
+    g_assert_cmpint(tx_chain_of(e.conninfo, f[1].ino), ==, tx_chain_of(e.conninfo, d.ino));
+    g_assert_cmpint(tx_chain_of(e.conninfo, f[2].ino), ==, tx_chain_of(e.conninfo, sub.ino));
+    for (int i = 0; i < 3; i++) {
+        uint32_t n = TX_MAX - (uint32_t)i * 1000;
+
+        td_read(&e.t, &root, td_fh(&f[i]), 0, buf, n);
+        g_assert_cmpmem(buf, n, data, n);
+    }
+    td_rc(dbfs_xform_apply(e.t.fs, "/d", tx_line, NULL, &done), 0);
+    g_assert_cmpuint(done, ==, 0);
+    g_assert_cmpint(dbfs_xform_apply(e.t.fs, "/d/a", tx_line, NULL, &done), ==, -ENOTDIR);
+    g_free(data);
+    g_free(buf);
+    tx_env_close(&e);
+}
+
 /* An open refused with rc and a critical message matching pattern. */
 static void tx_refused(const char *conninfo, const char *chain, const char *key, int rc,
                        const char *pattern)
@@ -470,5 +519,6 @@ int main(int argc, char **argv)
     g_test_add_func("/xform/corrupt", test_corrupt);
     g_test_add_func("/xform/refusals", test_refusals);
     g_test_add_func("/xform/admin", test_admin);
+    g_test_add_func("/xform/apply", test_apply);
     return g_test_run();
 }
