@@ -316,7 +316,7 @@ int dbfs_data_store(dbfs_conn *c, dbfs_fh fh, const store_write *ws, size_t n, d
 
     /* A file last seen guarded takes the guarded path at once
      * (dbfs_xf_write.c); one the database finds guarded, after its refusal. */
-    if (dbfs_xf_seen(c->fs, fh.ino))
+    if (dbfs_xf_seen(c->fs, fh.ino) != 0)
         return dbfs_xf_store(c, fh, ws, n, pre, post);
     rc = dbfs_data_admit(c->fs, ws, n, &ticket);
     if (rc != 0)

@@ -91,6 +91,7 @@ struct dbfs {
      * and the files last seen guarded (inode, by hash; a guess). */
     struct xf_env *xf;
     _Atomic uint64_t xf_seen[DBFS_XF_SEEN_SLOTS];
+    _Atomic uint64_t xf_seen_chain[DBFS_XF_SEEN_SLOTS]; /* its chain id */
 };
 
 #endif /* PGNFS_DBFS_INT_H */

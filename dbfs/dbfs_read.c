@@ -440,7 +440,7 @@ static int dbfs_rd_copy(dbfs_rd *rd)
                                : 0;
 
     if (chain != 0)
-        dbfs_xf_note(rd->c->fs, rd->fh.ino, true);
+        dbfs_xf_note(rd->c->fs, rd->fh.ino, chain);
     for (int i = 0; i < PQntuples(rd->r); i++) {
         const char *bytes;
         uint64_t ch, cstart, clen, from, to;

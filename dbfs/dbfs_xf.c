@@ -273,27 +273,34 @@ int dbfs_xf_decode(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, cons
     return 0;
 }
 
-/* The slot of inode ino in fs->xf_seen. */
-static _Atomic uint64_t *dbfs_xf_slot(dbfs *fs, uint64_t ino)
+/* The slot of inode ino in fs->xf_seen and fs->xf_seen_chain. */
+static size_t dbfs_xf_slot(uint64_t ino)
 {
-    return &fs->xf_seen[(ino * UINT64_C(0x9E3779B97F4A7C15) >> 40) % DBFS_XF_SEEN_SLOTS];
+    return (size_t)((ino * UINT64_C(0x9E3779B97F4A7C15) >> 40) % DBFS_XF_SEEN_SLOTS);
 }
 
-/* dbfs_xf_seen -- see dbfs_xf.h. */
-bool dbfs_xf_seen(dbfs *fs, uint64_t ino)
+/* dbfs_xf_seen -- see dbfs_xf.h. The two words of a slot are read apart:
+ * a race gives a wrong guess, which the guarded write's check catches. */
+uint64_t dbfs_xf_seen(dbfs *fs, uint64_t ino)
 {
-    return atomic_load_explicit(dbfs_xf_slot(fs, ino), memory_order_relaxed) == ino;
+    const size_t i = dbfs_xf_slot(ino);
+
+    if (atomic_load_explicit(&fs->xf_seen[i], memory_order_relaxed) != ino)
+        return 0;
+    return atomic_load_explicit(&fs->xf_seen_chain[i], memory_order_relaxed);
 }
 
 /* dbfs_xf_note -- see dbfs_xf.h. */
-void dbfs_xf_note(dbfs *fs, uint64_t ino, bool guarded)
+void dbfs_xf_note(dbfs *fs, uint64_t ino, uint64_t chain)
 {
-    _Atomic uint64_t *s = dbfs_xf_slot(fs, ino);
+    const size_t i = dbfs_xf_slot(ino);
 
-    if (guarded)
-        atomic_store_explicit(s, ino, memory_order_relaxed);
-    else if (atomic_load_explicit(s, memory_order_relaxed) == ino)
-        atomic_store_explicit(s, 0, memory_order_relaxed);
+    if (chain != 0) {
+        atomic_store_explicit(&fs->xf_seen_chain[i], chain, memory_order_relaxed);
+        atomic_store_explicit(&fs->xf_seen[i], ino, memory_order_relaxed);
+    } else if (atomic_load_explicit(&fs->xf_seen[i], memory_order_relaxed) == ino) {
+        atomic_store_explicit(&fs->xf_seen[i], 0, memory_order_relaxed);
+    }
 }
 
 /* dbfs_xf_put_be -- see dbfs_xf.h. */

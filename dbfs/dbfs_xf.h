@@ -90,10 +90,11 @@ unsigned char *dbfs_xf_array(uint32_t elem, size_t n, const void *const *vals, c
 int dbfs_xf_decode(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, const void *v,
                    size_t vlen, const char **plain, size_t *plain_len);
 
-/* dbfs_xf_seen -- was file ino last seen guarded? (A guess; see NOTES.) */
-bool dbfs_xf_seen(dbfs *fs, uint64_t ino);
-/* dbfs_xf_note -- remember whether file ino is guarded. */
-void dbfs_xf_note(dbfs *fs, uint64_t ino, bool guarded);
+/* dbfs_xf_seen -- the chain id file ino was last seen guarded with, or 0.
+ * (A guess; see NOTES.) */
+uint64_t dbfs_xf_seen(dbfs *fs, uint64_t ino);
+/* dbfs_xf_note -- remember file ino's chain (0: unguarded). */
+void dbfs_xf_note(dbfs *fs, uint64_t ino, uint64_t chain);
 
 /*
  * dbfs_xf_store -- the writes ws[0 .. n) of guarded file fh (as

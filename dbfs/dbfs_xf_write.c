@@ -359,7 +359,10 @@ static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
     dbfs_param_i8(&p, (int64_t)op->fh.ino);
     dbfs_param_i4(&p, (int32_t)op->fh.gen);
     dbfs_param_cred(&p, op->cred);
-    dbfs_param_i8(&p, op->change);
+    if (op->change < 0)
+        dbfs_param_null(&p);
+    else
+        dbfs_param_i8(&p, op->change);
     dbfs_param_i8(&p, (int64_t)op->chain);
     dbfs_param_bytes(&p, op->a_chunks, op->a_chunks_len);
     dbfs_param_bytes(&p, op->a_vals, op->a_vals_len);
@@ -389,23 +392,37 @@ static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
     return rc;
 }
 
-/* One run of steps 1 and 2. */
-static int dbfs_xf_run(dbfs_xf_op *op, const store_write *ws, size_t n)
+/* One run of steps 1 and 2; step 2 alone when `known` (the chain the
+ * file was last seen with) and the writes cover every chunk they touch:
+ * no old bytes are needed, and step 2 checks the chain (a guess that
+ * turned out wrong is DBFS_XF_ECHANGED, and the caller runs both steps). */
+static int dbfs_xf_run(dbfs_xf_op *op, const store_write *ws, size_t n, uint64_t known)
 {
     dbfs *fs = op->c->fs;
     dbfs_space_ticket ticket;
     uint64_t stored;
-    int rc = dbfs_batch_run(op->c, dbfs_xf_step_old, op);
+    bool covered = known != 0;
+    int rc = 0;
 
-    if (rc != 0)
-        return rc;
-    if (PQntuples(op->old) == 0)
-        return -ESTALE;
-    op->change = dbfs_get_i8(op->old, 0, 0);
-    op->chain = (uint64_t)dbfs_get_i8(op->old, 0, 2);
-    rc = dbfs_xf_load_old(op);
-    if (rc != 0)
-        return rc;
+    for (size_t i = 0; i < op->nck && covered; i++)
+        covered = op->ck[i].covered;
+    if (covered) {
+        op->change = -1; /* step 2 does not compare it */
+        op->chain = known;
+        for (size_t i = 0; i < op->nck; i++)
+            op->ck[i].len = 0;
+    } else {
+        rc = dbfs_batch_run(op->c, dbfs_xf_step_old, op);
+        if (rc != 0)
+            return rc;
+        if (PQntuples(op->old) == 0)
+            return -ESTALE;
+        op->change = dbfs_get_i8(op->old, 0, 0);
+        op->chain = (uint64_t)dbfs_get_i8(op->old, 0, 2);
+        rc = dbfs_xf_load_old(op);
+        if (rc != 0)
+            return rc;
+    }
     dbfs_xf_overlay(op, ws, n);
     rc = dbfs_xf_encode_all(op, &stored);
     if (rc != 0)
@@ -468,8 +485,10 @@ static int dbfs_xf_write_all(dbfs_conn *c, dbfs_fh fh, const dbfs_cred *cred, co
     rc = dbfs_xf_collect(&op, ws, n);
     if (rc == 0) {
         dbfs_cache_file_begin(c->fs, fh, &cop);
-        for (int t = 0; t < DBFS_XF_TRIES; t++) {
-            rc = dbfs_xf_run(&op, ws, n);
+        uint64_t known = dbfs_xf_seen(c->fs, fh.ino);
+
+        for (int t = 0; t < DBFS_XF_TRIES; t++, known = 0) {
+            rc = dbfs_xf_run(&op, ws, n, known);
             if (rc != DBFS_XF_ECHANGED)
                 break;
         }
@@ -482,7 +501,7 @@ static int dbfs_xf_write_all(dbfs_conn *c, dbfs_fh fh, const dbfs_cred *cred, co
             dbfs_space_changed(c->fs);
     }
     if (rc == 0) {
-        dbfs_xf_note(c->fs, fh.ino, op.chain != 0);
+        dbfs_xf_note(c->fs, fh.ino, op.chain);
         *pre = op.pre;
         *post = op.post;
     }

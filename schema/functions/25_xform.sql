@@ -229,8 +229,9 @@ $$;
 -- values p_vals (whole stored values), make the size at least p_size, and
 -- move times, change, used as a write does (setuid/setgid cleared when
 -- p_kill). Placement as pgnfs_write (p_threshold). Refuses with
--- pgnfs_xf_echanged() when the file's change counter is not p_change or
--- its chain not p_chain. No chunk and no growth: only checks. Returns
+-- pgnfs_xf_echanged() when the file's change counter is not p_change
+-- (NULL: not compared; the server overwrote whole chunks) or its chain
+-- not p_chain. No chunk and no growth: only checks. Returns
 -- rows: role pre the attributes before, role post after.
 CREATE OR REPLACE FUNCTION pgnfs_xf_write(
     p_ino bigint, p_gen int, c_uid bigint, c_gid bigint, c_groups bigint[],
@@ -248,6 +249,7 @@ DECLARE
 BEGIN
     f := pgnfs_xf_check(p_ino, p_gen, c_uid, c_gid, c_groups);
     IF f.change <> p_change OR coalesce(f.chain, 0) <> p_chain THEN
+        -- (p_change NULL: the server needs no old bytes and checks only the chain)
         RAISE EXCEPTION 'write: file % changed while its chunks were transformed', p_ino
               USING ERRCODE = pgnfs_errcode(pgnfs_xf_echanged());
     END IF;

@@ -405,11 +405,17 @@ static void test_admin(void)
         /* The server reads and writes it under its new chain. */
         td_read(&e.t, &root, td_fh(&f), 0, buf, TX_MAX);
         g_assert_cmpmem(buf, TX_MAX, data, TX_MAX);
+        /* A whole chunk: written at once under the chain the server last
+         * saw, which the database refuses when it is no longer the file's. */
+        memset(data + 2 * TX_CHUNK, (int)('A' + i), TX_CHUNK);
+        td_write(&e.t, &root, td_fh(&f), 2 * TX_CHUNK, data + 2 * TX_CHUNK, TX_CHUNK);
         data[TX_CHUNK + 3] = (unsigned char)('a' + i);
         td_write(&e.t, &root, td_fh(&f), TX_CHUNK + 3, data + TX_CHUNK + 3, 1);
     }
     f = td_getattr(&e.t, td_fh(&f));
     g_assert_cmpuint(f.size, ==, TX_MAX);
+    td_read(&e.t, &root, td_fh(&f), 0, buf, TX_MAX);
+    g_assert_cmpmem(buf, TX_MAX, data, TX_MAX);
     /* Refusals say why. */
     g_assert_cmpint(dbfs_xform_set(e.t.fs, "/f", "zstd:level=99", msg, sizeof msg), ==, -EINVAL);
     g_assert_nonnull(strstr(msg, "level"));
