@@ -428,6 +428,8 @@ const char dbfs_sql_drop_all[] =
     "DROP TABLE IF EXISTS allfiles, naming, fileatt, pgnfs_fs CASCADE;\n"
     /* The per-file tables of the inversion and hybrid layouts. */
     "DROP TABLE IF EXISTS pgnfs_filetab;\n"
+    /* Transformation chains (004_xform.sql). */
+    "DROP TABLE IF EXISTS pgnfs_xform_chain, pgnfs_xform_epoch;\n"
     "DO $$ DECLARE t regclass; BEGIN\n"
     "  FOR t IN SELECT c.oid::regclass FROM pg_class c\n"
     "            WHERE c.relnamespace = current_schema()::regnamespace\n"

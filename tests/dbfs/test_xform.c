@@ -283,6 +283,39 @@ static void test_inherit(void)
     tx_env_close(&e);
 }
 
+/* A file system made before chains (schema version 3) keeps working: the
+ * upgrade adds the chain column, its files stay unguarded and readable,
+ * and a root chain set afterwards guards only new files. */
+static void test_upgrade(void)
+{
+    tx_env e;
+    dbfs_cred root = td_root();
+    dbfs_attr f, g;
+    char buf[5];
+
+    tx_env_open(&e, NULL, false);
+    f = td_create(&e.t, &root, e.t.root, "old", 0644);
+    td_write(&e.t, &root, td_fh(&f), 0, "older", 5);
+    td_close(&e.t);
+    td_sql(e.conninfo, "DROP TABLE pgnfs_xform_chain, pgnfs_xform_epoch;"
+                       " DROP TRIGGER IF EXISTS pgnfs_xf_inherit ON naming;"
+                       " ALTER TABLE fileatt DROP COLUMN chain;"
+                       " ALTER TABLE pgnfs_fs DROP COLUMN xform_key_id;"
+                       " UPDATE pgnfs_fs SET schema_version = 3, functions_digest = 'version 3'");
+    td_rc(tx_open_fs(&e.t, e.conninfo, "zstd", e.key, false), 0);
+    g_assert_cmpint(dbfs_get_info(e.t.fs)->schema_version, ==, 4);
+    f = td_lookup(&e.t, &root, e.t.root, "old");
+    td_read(&e.t, &root, td_fh(&f), 0, buf, 5);
+    g_assert_cmpmem(buf, 5, "older", 5);
+    g_assert_cmpint(tx_chain_of(e.conninfo, f.ino), ==, 0);
+    g = td_create(&e.t, &root, e.t.root, "new", 0644);
+    td_write(&e.t, &root, td_fh(&g), 0, "newer", 5);
+    g_assert_cmpint(tx_chain_of(e.conninfo, g.ino), !=, 0);
+    td_read(&e.t, &root, td_fh(&g), 0, buf, 5);
+    g_assert_cmpmem(buf, 5, "newer", 5);
+    tx_env_close(&e);
+}
+
 /* used is what the database stores: zstd on text stores far less than
  * the plain bytes; the size stays the plain size. */
 static void test_used(void)
@@ -521,6 +554,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/xform/roundtrip", test_roundtrip);
     g_test_add_func("/xform/inherit", test_inherit);
+    g_test_add_func("/xform/upgrade", test_upgrade);
     g_test_add_func("/xform/used", test_used);
     g_test_add_func("/xform/corrupt", test_corrupt);
     g_test_add_func("/xform/refusals", test_refusals);
