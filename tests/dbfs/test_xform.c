@@ -27,6 +27,9 @@
 #define TX_CHUNK 4096u
 #define TX_MAX   (6u * TX_CHUNK + 777u)
 
+/* The plug-in directory tx_open_fs configures (NULL: none). */
+static const char *tx_plugin_dir;
+
 typedef struct {
     td_fs t;
     char *dir; /* temporary directory of the key files */
@@ -63,6 +66,7 @@ static int tx_open_fs(td_fs *t, const char *conninfo, const char *chain, const c
     cfg.relatime = true;
     cfg.xform_root_chain = chain;
     cfg.xform_key_file = key;
+    cfg.xform_plugin_dir = tx_plugin_dir;
     cfg.buffer_cache_bytes = cache ? 64u * TX_CHUNK : 0;
     cfg.writeback_bytes = cache ? 1u << 20 : 0;
     rc = dbfs_open(&cfg, &t->fs);
@@ -523,6 +527,66 @@ static void tx_refused(const char *conninfo, const char *chain, const char *key,
     g_test_assert_expected_messages();
 }
 
+/* Copy plug-in NAME.so of the test plug-ins into dir (mode 0755). */
+static void tx_copy_plugin(const char *dir, const char *name)
+{
+    char *from = g_strdup_printf("%s/%s.so", XF_TEST_PLUGIN_DIR, name);
+    char *to = g_strdup_printf("%s/%s.so", dir, name);
+    gchar *bytes = NULL;
+    gsize len = 0;
+
+    g_assert_true(g_file_get_contents(from, &bytes, &len, NULL));
+    g_assert_true(g_file_set_contents(to, bytes, (gssize)len, NULL));
+    g_assert_cmpint(chmod(to, 0755), ==, 0);
+    g_free(bytes);
+    g_free(from);
+    g_free(to);
+}
+
+/* Plug-ins: one with the wrong interface version refuses the open with
+ * the reason; one that fails on a chunk fails that write (-EIO, nothing
+ * stored, the reason logged) and no other. */
+static void test_plugins(void)
+{
+    tx_env e;
+    dbfs_cred root = td_root();
+    unsigned char *data = g_malloc(3 * TX_CHUNK), *buf = g_malloc(3 * TX_CHUNK);
+    char *pdir;
+    dbfs_attr f;
+
+    tx_env_open(&e, NULL, false);
+    pdir = g_build_filename(e.dir, "plugins", NULL);
+    g_assert_cmpint(mkdir(pdir, 0755), ==, 0);
+    tx_copy_plugin(pdir, "badabi");
+    tx_copy_plugin(pdir, "failer");
+    td_close(&e.t);
+    tx_plugin_dir = pdir;
+    tx_refused(e.conninfo, "badabi", e.key, -ELIBBAD, "xform: [xform] root_chain \"badabi\": *");
+    td_rc(tx_open_fs(&e.t, e.conninfo, "failer:fail=1", e.key, false), 0);
+    f = td_create(&e.t, &root, e.t.root, "f", 0644);
+    tx_fill(data, 3 * TX_CHUNK, false);
+    g_test_expect_message("pgnfs-dbfs", G_LOG_LEVEL_WARNING, "xform: file * chunk 1: *failer*");
+    td_rc(dbfs_write(e.t.c, &root, td_fh(&f), 0, data, 3 * TX_CHUNK, DBFS_FILE_SYNC, NULL, NULL),
+          -EIO);
+    g_test_assert_expected_messages();
+    g_assert_cmpuint(td_getattr(&e.t, td_fh(&f)).size, ==, 0);
+    td_write(&e.t, &root, td_fh(&f), 0, data, TX_CHUNK);
+    td_read(&e.t, &root, td_fh(&f), 0, buf, TX_CHUNK);
+    g_assert_cmpmem(buf, TX_CHUNK, data, TX_CHUNK);
+    tx_plugin_dir = NULL;
+    for (const char *const *n = (const char *const[]){"badabi.so", "failer.so", NULL}; *n; n++) {
+        char *path = g_build_filename(pdir, *n, NULL);
+
+        unlink(path);
+        g_free(path);
+    }
+    rmdir(pdir);
+    tx_env_close(&e);
+    g_free(data);
+    g_free(buf);
+    g_free(pdir);
+}
+
 /* The key id is recorded at the first open with a key; another key is
  * refused; the same key again is fine. A chain that does not make (an
  * unknown stage, aes without a key) refuses the open. */
@@ -560,5 +624,6 @@ int main(int argc, char **argv)
     g_test_add_func("/xform/refusals", test_refusals);
     g_test_add_func("/xform/admin", test_admin);
     g_test_add_func("/xform/apply", test_apply);
+    g_test_add_func("/xform/plugins", test_plugins);
     return g_test_run();
 }
