@@ -47,6 +47,8 @@ const pgnfs_cmd pgnfs_cmds[] = {
      pgnfs_help_fsck, pgnfs_cmd_fsck, false, true, 16},
     {"locks", "  the file locks clients hold and wait for, answered in SQL", pgnfs_help_locks,
      pgnfs_cmd_locks, false, true, PGNFS_EXIT_USAGE},
+    {"xform", "set PATH CHAIN | apply PATH | show PATH... | list  transformation chains",
+     pgnfs_help_xform, pgnfs_cmd_xform, false, true, PGNFS_EXIT_USAGE},
     {NULL, NULL, NULL, NULL, false, false, 0},
 };
 

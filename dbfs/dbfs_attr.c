@@ -25,6 +25,7 @@
 #include "dbfs_perm.h"
 #include "dbfs_space.h"
 #include "dbfs_wb.h"
+#include "dbfs_xf.h"
 
 /* What FSSTAT reports as free when it cannot know (no space_path for
  * bytes; always for files, which only the database's size limits). */
@@ -48,8 +49,8 @@ int dbfs_getattr(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out)
  * whose rules its comment lists. wcc holds the attributes before and after
  * (both equal on failure) whenever the file exists.
  */
-int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sattr *sa,
-                 const int64_t *guard_ctime_ns, dbfs_wcc *wcc)
+static int dbfs_setattr_once(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sattr *sa,
+                             const int64_t *guard_ctime_ns, dbfs_wcc *wcc)
 {
     dbfs_params p;
     dbfs_fnres f;
@@ -101,6 +102,23 @@ int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sat
         dbfs_cache_file_end(&op, rc, NULL);
     }
     PQclear(r);
+    return rc;
+}
+
+/* dbfs_setattr -- see dbfs_setattr_once. A truncation of a guarded file
+ * that cuts a chunk is refused by the database (its stored bytes are
+ * transformed): the server cuts that chunk first (dbfs_xf_cut), then the
+ * truncation runs again. */
+int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sattr *sa,
+                 const int64_t *guard_ctime_ns, dbfs_wcc *wcc)
+{
+    int rc = dbfs_setattr_once(c, cred, fh, sa, guard_ctime_ns, wcc);
+
+    if (rc == DBFS_XF_EGUARDED && (sa->set & DBFS_SET_SIZE)) {
+        rc = dbfs_xf_cut(c, cred, fh, sa->size);
+        if (rc == 0)
+            rc = dbfs_setattr_once(c, cred, fh, sa, guard_ctime_ns, wcc);
+    }
     return rc;
 }
 

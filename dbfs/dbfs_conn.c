@@ -38,6 +38,7 @@
 
 #include "dbfs_cache.h"
 #include "dbfs_conn.h"
+#include "xf.h"
 #include "dbfs_int.h"
 
 /* Server notices (none are expected) go to the debug log. */
@@ -297,6 +298,8 @@ void dbfs_conn_close(dbfs_conn *c)
         return;
     PQfinish(c->pg);
     free(c->queued);
+    xf_work_free(c->xf);
+    free(c->xf_buf);
     free(c);
 }
 

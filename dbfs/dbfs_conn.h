@@ -91,6 +91,11 @@ struct dbfs_conn {
      * holds: a change, a lazy change (dbfs_stmt_def). */
     bool async;
     bool changing, lazy;
+    /* Transformation chains (dbfs_xf.c), made on first use: the worker's
+     * xform state and a buffer for one chunk's plain bytes. */
+    struct xf_work *xf;
+    char *xf_buf;
+    size_t xf_buf_len;
 };
 
 /*

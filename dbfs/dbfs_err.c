@@ -110,9 +110,9 @@ dbfs_err_class dbfs_err_classify(PGconn *pg, const PGresult *res, const char *wh
 static const struct {
     int linux_errno, local;
 } dbfs_err_linux[] = {
-    {1, EPERM},    {2, ENOENT},        {5, EIO},        {13, EACCES},  {17, EEXIST},
-    {20, ENOTDIR}, {21, EISDIR},       {22, EINVAL},    {27, EFBIG},   {28, ENOSPC},
-    {31, EMLINK},  {36, ENAMETOOLONG}, {39, ENOTEMPTY}, {74, EBADMSG}, {116, ESTALE},
+    {1, EPERM},      {2, ENOENT},   {5, EIO},      {13, EACCES}, {17, EEXIST},  {20, ENOTDIR},
+    {21, EISDIR},    {22, EINVAL},  {27, EFBIG},   {28, ENOSPC}, {31, EMLINK},  {36, ENAMETOOLONG},
+    {39, ENOTEMPTY}, {74, EBADMSG}, {116, ESTALE}, {77, EBADFD}, {78, EREMCHG},
 };
 
 /* dbfs_errno_from_linux -- see dbfs_err.h. */

@@ -41,6 +41,7 @@
 #include "dbfs_small.h"
 #include "dbfs_space.h"
 #include "dbfs_wb.h"
+#include "dbfs_xf.h"
 #include "schema_files.h"
 #include "store.h"
 
@@ -481,6 +482,8 @@ int dbfs_open(const dbfs_config *cfg, dbfs **out)
     if (rc != 0)
         goto err;
     rc = dbfs_txn(a, "opening the file system", dbfs_attach_txn, &fs->info);
+    if (rc == 0)
+        rc = dbfs_xf_open(fs, cfg, a);
     dbfs_conn_close(a);
     if (rc != 0)
         goto err;
@@ -518,6 +521,7 @@ void dbfs_close(dbfs *fs)
     dbfs_cache_close(fs);
     dbfs_chunks_close(fs);
     dbfs_small_close(fs);
+    dbfs_xf_close(fs);
     free(fs->conninfo);
     free(fs->space_path);
     g_mutex_clear(&fs->fsstat_memo.lock);

@@ -61,6 +61,9 @@ typedef struct {
     _Atomic uint64_t ino, next, window;
 } dbfs_ra_slot;
 
+/* Slots of dbfs.xf_seen. */
+#define DBFS_XF_SEEN_SLOTS 1024
+
 struct dbfs {
     char *conninfo;
     bool relatime;
@@ -84,6 +87,11 @@ struct dbfs {
     struct cache_wb *wb;
     uint64_t wb_file_bytes; /* a file holding this much is flushed */
     dbfs_fsstat_memo fsstat_memo;
+    /* Transformation chains (dbfs_xf.c): the env (never NULL after open),
+     * and the files last seen guarded (inode, by hash; a guess). */
+    struct xf_env *xf;
+    _Atomic uint64_t xf_seen[DBFS_XF_SEEN_SLOTS];
+    _Atomic uint64_t xf_seen_chain[DBFS_XF_SEEN_SLOTS]; /* its chain id */
 };
 
 #endif /* PGNFS_DBFS_INT_H */

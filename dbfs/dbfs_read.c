@@ -45,6 +45,7 @@
 #include "dbfs_perm.h"
 #include "dbfs_small.h"
 #include "dbfs_wb.h"
+#include "dbfs_xf.h"
 #include "store.h"
 
 /* Read-ahead: reads of a file that go on where (or near where) its last
@@ -120,9 +121,11 @@ static void dbfs_zero(void *buf, uint64_t off, uint64_t from, uint64_t to)
  * than a chunk; logged).
  */
 static int dbfs_decode_chunk(const dbfs *fs, const char *v, size_t vlen, const char **bytes,
-                             uint64_t *len, void **tmp)
+                             uint64_t *len, void **tmp, bool guarded)
 {
-    const uint64_t cs = fs->info.chunk_size;
+    /* A guarded chunk's value is a header and what its chain made of at
+     * most a chunk: bounded by xf.h's format (room for any chain). */
+    const uint64_t cs = guarded ? DBFS_XF_STORED_MAX(fs->info.chunk_size) : fs->info.chunk_size;
 
     *bytes = v;
     *len = vlen;
@@ -431,7 +434,13 @@ static void dbfs_rd_place(dbfs_rd *rd)
 static int dbfs_rd_copy(dbfs_rd *rd)
 {
     cache_chunk *cc = rd->c->fs->chunks;
+    /* The file's chain (column after the chunk's value; NULL or 0: none). */
+    const uint64_t chain = PQntuples(rd->r) > 0 && !dbfs_get_null(rd->r, 0, DBFS_ATTR_NCOLS + 2)
+                               ? (uint64_t)dbfs_get_i8(rd->r, 0, DBFS_ATTR_NCOLS + 2)
+                               : 0;
 
+    if (chain != 0)
+        dbfs_xf_note(rd->c->fs, rd->fh.ino, chain);
     for (int i = 0; i < PQntuples(rd->r); i++) {
         const char *bytes;
         uint64_t ch, cstart, clen, from, to;
@@ -442,7 +451,13 @@ static int dbfs_rd_copy(dbfs_rd *rd)
         ch = (uint64_t)dbfs_get_i8(rd->r, i, DBFS_ATTR_NCOLS);
         rc = dbfs_decode_chunk(rd->c->fs, PQgetvalue(rd->r, i, DBFS_ATTR_NCOLS + 1),
                                (size_t)PQgetlength(rd->r, i, DBFS_ATTR_NCOLS + 1), &bytes, &clen,
-                               &rd->tmp);
+                               &rd->tmp, chain != 0);
+        if (rc == 0 && chain != 0) {
+            size_t plen;
+
+            rc = dbfs_xf_decode(rd->c, chain, rd->fh.ino, ch, bytes, clen, &bytes, &plen);
+            clen = plen;
+        }
         if (rc != 0)
             return rc;
         cstart = ch * rd->cs;

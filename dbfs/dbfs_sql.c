@@ -159,7 +159,7 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                         "    FROM pg_class c WHERE c.oid = 'fileatt'::regclass)"},
     [DBFS_ST_SINGLE_READ] = {"pgnfs_single_read",
                              "SELECT " DBFS_ATTR_COLS(
-                                 "f.") ", a.chunk, a.data FROM fileatt f"
+                                 "f.") ", a.chunk, a.data, f.chain FROM fileatt f"
                                        " LEFT JOIN allfiles a ON a.inode = f.inode"
                                        " AND a.chunk BETWEEN $3::int8 AND $4::int8"
                                        " WHERE f.inode = $1::int8 AND f.generation = $2::int4"
@@ -204,7 +204,7 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_TAB_READ] =
         {"pgnfs_tab_read",
          "SELECT " DBFS_ATTR_COLS(
-             "f.") ", d.chunk, d.data FROM fileatt f"
+             "f.") ", d.chunk, d.data, f.chain FROM fileatt f"
                    " LEFT JOIN LATERAL pgnfs_data_read(f.inode, $3::int8, $4::int8)"
                    " d ON true WHERE f.inode = $1::int8 AND f.generation = $2::int4"
                    " ORDER BY d.chunk"},
@@ -248,6 +248,21 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_NLM_TAKE] = {"pgnfs_nlm_take", "SELECT * FROM pgnfs_nlm_take($1::int4)"},
     [DBFS_ST_NLM_GC] = {"pgnfs_nlm_gc", "SELECT pgnfs_nlm_gc()"},
     [DBFS_ST_NLM_COUNT] = {"pgnfs_nlm_count", "SELECT * FROM pgnfs_nlm_counts($1::int4)"},
+
+    /* Guarded files (25_xform.sql; dbfs_xf.c, dbfs_xf_write.c): a chain's
+     * text by id; the first step of a guarded write (change, size, chain
+     * and the stored chunks $3 it merges with); its last (the whole
+     * chunks $8 with values $9, size at least $10, change and chain as
+     * step one saw them, $6 and $7). */
+    [DBFS_ST_XF_CHAIN_TEXT] = {"pgnfs_xf_chain_text",
+                               "SELECT text FROM pgnfs_xform_chain WHERE id = $1::int8"},
+    [DBFS_ST_XF_OLD] = {"pgnfs_xf_old",
+                        "SELECT * FROM pgnfs_xf_old($1::int8, $2::int4, $3::int8[])"},
+    [DBFS_ST_XF_WRITE] = {"pgnfs_xf_write",
+                          "SELECT * FROM pgnfs_xf_write($1::int8, $2::int4, " DBFS_CRED_ARGS(
+                              3, 4, 5) ", $6::int8, $7::int8, $8::int8[], $9::bytea[],"
+                                       " $10::int8, $11::int8, $12::bool, $13::int8)",
+                          true},
 
     /* mkfs and open. */
     [DBFS_ST_ADM_LOCK] = {"pgnfs_adm_lock", "SELECT pg_advisory_xact_lock($1::int8)"},
@@ -395,6 +410,46 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                              " FROM pg_class c"
                              " LEFT JOIN pg_stat_all_tables s ON s.relid = c.reltoastrelid"
                              " WHERE c.oid = 'allfiles'::regclass"},
+
+    /* Transformation chains (004_xform.sql): a nonce epoch taken (no row
+     * when another process has it), the key id recorded, a file's chain
+     * set (25_xform.sql) and read, the guarded files and their chunks. */
+    [DBFS_ST_XF_EPOCH] = {"pgnfs_xf_epoch", "INSERT INTO pgnfs_xform_epoch (epoch)"
+                                            " VALUES ($1::int8) ON CONFLICT DO NOTHING"
+                                            " RETURNING epoch"},
+    [DBFS_ST_XF_KEY_ID] = {"pgnfs_xf_key_id", "SELECT xform_key_id FROM pgnfs_fs"},
+    [DBFS_ST_XF_SET_KEY_ID] = {"pgnfs_xf_set_key_id", "UPDATE pgnfs_fs SET xform_key_id = $1::int8"
+                                                      " WHERE xform_key_id IS NULL"},
+    [DBFS_ST_XF_SET] = {"pgnfs_xf_set", "SELECT pgnfs_xf_set($1::int8, $2::int8, $3::text)"},
+    [DBFS_ST_XF_GET] = {"pgnfs_xf_get", "SELECT coalesce(f.chain, 0)::int8, c.text, f.type, f.size,"
+                                        " f.used FROM fileatt f"
+                                        " LEFT JOIN pgnfs_xform_chain c ON c.id = f.chain"
+                                        " WHERE f.inode = $1::int8"},
+    [DBFS_ST_XF_FILES] = {"pgnfs_xf_files", "SELECT f.inode, f.chain, f.size, c.text FROM fileatt f"
+                                            " LEFT JOIN pgnfs_xform_chain c ON c.id = f.chain"
+                                            " WHERE f.chain <> 0 ORDER BY f.inode"},
+    [DBFS_ST_XF_CHUNKS] = {"pgnfs_xf_chunks",
+                           "SELECT d.chunk, d.data"
+                           " FROM pgnfs_data_read($1::int8, 0, 9223372036854775807) d"},
+    [DBFS_ST_XF_LOCK] = {"pgnfs_xf_lock", "SELECT coalesce(chain, 0)::int8, type, used FROM fileatt"
+                                          " WHERE inode = $1::int8 FOR UPDATE"},
+    [DBFS_ST_XF_RECHAIN] = {"pgnfs_xf_rechain",
+                            "SELECT pgnfs_xf_rechain($1::int8, $2::int8, $3::text,"
+                            " $4::int8[], $5::bytea[])"},
+    /* pgnfs xform apply: the regular files beneath directory $1 whose
+     * chain is not their directory's, with that chain (id, text). */
+    [DBFS_ST_XF_STRAYS] = {"pgnfs_xf_strays",
+                           "WITH RECURSIVE d(inode) AS (SELECT $1::int8 UNION"
+                           " SELECT n.inode FROM naming n JOIN d ON n.parent = d.inode"
+                           " JOIN fileatt f ON f.inode = n.inode AND f.type = " DBFS_SQL_T_DIR ")"
+                           " SELECT DISTINCT ON (f.inode) f.inode, coalesce(p.chain, 0)::int8,"
+                           " coalesce(c.text, 'none'), n.name"
+                           " FROM d JOIN naming n ON n.parent = d.inode"
+                           " JOIN fileatt f ON f.inode = n.inode AND f.type = " DBFS_SQL_T_REG
+                           " JOIN fileatt p ON p.inode = n.parent"
+                           " LEFT JOIN pgnfs_xform_chain c ON c.id = p.chain"
+                           " WHERE coalesce(f.chain, 0) <> coalesce(p.chain, 0)"
+                           " ORDER BY f.inode"},
 };
 
 const char dbfs_sql_vacuum_data[] = "VACUUM allfiles";
@@ -411,6 +466,8 @@ const char dbfs_sql_drop_all[] =
     "DROP TABLE IF EXISTS allfiles, naming, fileatt, pgnfs_fs CASCADE;\n"
     /* The per-file tables of the inversion and hybrid layouts. */
     "DROP TABLE IF EXISTS pgnfs_filetab;\n"
+    /* Transformation chains (004_xform.sql). */
+    "DROP TABLE IF EXISTS pgnfs_xform_chain, pgnfs_xform_epoch;\n"
     "DO $$ DECLARE t regclass; BEGIN\n"
     "  FOR t IN SELECT c.oid::regclass FROM pg_class c\n"
     "            WHERE c.relnamespace = current_schema()::regnamespace\n"

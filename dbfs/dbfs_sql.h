@@ -54,6 +54,10 @@ typedef enum {
     DBFS_ST_NLM_TAKE,
     DBFS_ST_NLM_GC,
     DBFS_ST_NLM_COUNT,
+    /* guarded files (dbfs_xf.c, dbfs_xf_write.c) */
+    DBFS_ST_XF_CHAIN_TEXT,
+    DBFS_ST_XF_OLD,
+    DBFS_ST_XF_WRITE,
     DBFS_ST_NWORKER,
     DBFS_ST_ADM_LOCK = DBFS_ST_NWORKER,
     DBFS_ST_ADM_EXISTS,
@@ -79,6 +83,17 @@ typedef enum {
     /* the space guard's reclaim (dbfs_space.c) */
     DBFS_ST_SPACE_LIVE,
     DBFS_ST_SPACE_TOAST,
+    /* transformation chains: open, pgnfs xform, fsck (dbfs_xf*.c) */
+    DBFS_ST_XF_EPOCH,
+    DBFS_ST_XF_KEY_ID,
+    DBFS_ST_XF_SET_KEY_ID,
+    DBFS_ST_XF_SET,
+    DBFS_ST_XF_GET,
+    DBFS_ST_XF_FILES,
+    DBFS_ST_XF_CHUNKS,
+    DBFS_ST_XF_LOCK,
+    DBFS_ST_XF_RECHAIN,
+    DBFS_ST_XF_STRAYS,
     DBFS_ST_COUNT
 } dbfs_stmt;
 

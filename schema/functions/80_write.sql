@@ -9,7 +9,8 @@
 -- Lock file (p_ino, p_gen) for a write by the caller and return its row.
 -- Raises PN116 (ESTALE) if the file is gone, PN021 (EISDIR) for a
 -- directory, PN022 (EINVAL) for another non-regular file, PN013 (EACCES)
--- without write permission (the owner always may).
+-- without write permission (the owner always may), PN077 for a guarded
+-- file (its chunks are written by pgnfs_xf_write, 25_xform.sql).
 CREATE OR REPLACE FUNCTION pgnfs_write_check(
     p_ino bigint, p_gen int, c_uid bigint, c_gid bigint, c_groups bigint[])
 RETURNS fileatt LANGUAGE plpgsql VOLATILE
@@ -26,6 +27,9 @@ BEGIN
         RAISE EXCEPTION 'write: not a regular file' USING ERRCODE = pgnfs_errcode(pgnfs_einval());
     ELSIF NOT pgnfs_may_io(f, c_uid, c_gid, c_groups, pgnfs_want_w()) THEN
         RAISE EXCEPTION 'write: permission denied' USING ERRCODE = pgnfs_errcode(pgnfs_eacces());
+    ELSIF f.chain <> 0 THEN
+        -- A guarded file: its chunks are transformed in the server (25_xform.sql).
+        RAISE EXCEPTION 'write: guarded file' USING ERRCODE = pgnfs_errcode(pgnfs_xf_eguarded());
     END IF;
     RETURN f;
 END

@@ -580,6 +580,7 @@ BEGIN
                     max(c.chunk * cs + c.bytes) AS stored_end
                FROM pgnfs_fsck_chunks() c
                JOIN fileatt f ON f.inode = c.ino AND f.type = pgnfs_t_reg()
+                    AND coalesce(f.chain, 0) = 0 -- guarded chunks: dbfs_xf_fsck
               WHERE c.chunk * cs + c.bytes > f.size
               GROUP BY c.ino, f.size ORDER BY c.ino
     LOOP

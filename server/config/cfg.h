@@ -124,6 +124,11 @@ typedef struct {
     char *nlm_server_name;         /* server_name: "" = the host's name */
     unsigned nlm_max_waiters_host; /* max_waiters_per_host: blocked requests; default 1024 */
     unsigned nlm_max_waiters;      /* max_waiters: blocked requests in all; default 16384 */
+    /* [xform] transformation chains on file data (xform/xf.h) */
+    char *xform_root_chain;    /* root_chain: the root's chain; "" = keep the file system's */
+    char *xform_key_file;      /* key_file: aes-256-gcm's key; "" = none */
+    char *xform_plugin_dir;    /* plugin_dir: NAME.so plug-ins; "" = none */
+    unsigned xform_zstd_level; /* zstd_level: "zstd" without level=; default 3 */
     /* [exports] */
     cfg_export *exports;
     unsigned nexports;

@@ -102,6 +102,10 @@ void cfg_dbfs_config(const cfg *c, const char *conninfo, dbfs_config *out)
     cfg_dbfs_data_caches(c, out);
     out->writeback_bytes = c->wb_enable ? c->wb_size : 0;
     out->writeback_file_bytes = c->wb_file_size;
+    out->xform_root_chain = c->xform_root_chain;
+    out->xform_key_file = c->xform_key_file;
+    out->xform_plugin_dir = c->xform_plugin_dir;
+    out->xform_zstd_level = (int)c->xform_zstd_level;
 }
 
 /* cfg_check_fs -- see cfg.h. */

@@ -95,10 +95,14 @@ const cfg_key cfg_keys[] = {
      1048576, NULL, false},
     {"nlm", "max_waiters", CFG_T_UINT, offsetof(cfg, nlm_max_waiters), "16384", 1, 1048576, NULL,
      false},
+    {"xform", "root_chain", CFG_T_STRING, offsetof(cfg, xform_root_chain), "", 0, 0, NULL, false},
+    {"xform", "key_file", CFG_T_STRING, offsetof(cfg, xform_key_file), "", 0, 0, NULL, false},
+    {"xform", "plugin_dir", CFG_T_STRING, offsetof(cfg, xform_plugin_dir), "", 0, 0, NULL, false},
+    {"xform", "zstd_level", CFG_T_UINT, offsetof(cfg, xform_zstd_level), "3", 1, 22, NULL, false},
 };
 
 const char *const cfg_groups[] = {"database", "embedded", "server",    "log", "storage", "exports",
-                                  "metrics",  "cache",    "writeback", "nlm", NULL};
+                                  "metrics",  "cache",    "writeback", "nlm", "xform",   NULL};
 
 const size_t cfg_nkeys = G_N_ELEMENTS(cfg_keys);
 

@@ -60,7 +60,7 @@ static void test_perm_agreement(void)
                          "SELECT ty, m, w, pgnfs_may(ty::smallint, m, 1000, 100, $1::int8,"
                          " $2::int8, $3::int8[], w),"
                          " pgnfs_may_io(ROW(2, 1, ty, m, 1, 1000, 100, 0, 0, 0, 0, 0, 0, 1, 0,"
-                         " NULL, NULL)::fileatt, $1::int8, $2::int8, $3::int8[], w)"
+                         " NULL, NULL, NULL)::fileatt, $1::int8, $2::int8, $3::int8[], w)"
                          " FROM generate_series(1, 2) ty,"
                          "      generate_series(0, 4095, 1) m, generate_series(0, 7) w"
                          " WHERE m < 512 OR m % 64 = 0 OR m % 511 = 0",

@@ -1,0 +1,572 @@
+/*
+ * dbfs_xf_write.c -- storing the data of guarded files (dbfs_xf.h): every
+ * chunk a write touches is stored whole, as its chain encodes it; a chunk
+ * the write covers only in part is decoded first and the write overlaid
+ * on its plain bytes (read-modify-write).
+ *
+ * NOTES
+ *   Two round trips (25_xform.sql says why they are one atomic change):
+ *     1. pgnfs_xf_old: the file's change counter, size and chain, and the
+ *        stored chunks the write merges with;
+ *     2. pgnfs_xf_write: lock, check, refuse when change or chain moved
+ *        since 1 (DBFS_XF_ECHANGED: both run again, bounded), replace the
+ *        chunks, move size, times and used.
+ *   Nothing is stored when a chunk fails to decode (its stored bytes are
+ *   left as they are, -EIO) or to encode (-EIO). The file's chain may be
+ *   none by the time step 1 runs (pgnfs xform set): then the chunks are
+ *   stored plain, whole, which the plain path reads as it always does.
+ *
+ *   Memory: one plain chunk per chunk touched and their stored values,
+ *   all freed before return. The caches learn the plain bytes after the
+ *   commit, as dbfs_data.c's writes tell them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include <glib.h>
+
+#include "cache_chunk.h"
+#include "dbfs_cache.h"
+#include "dbfs_codec.h"
+#include "dbfs_small.h"
+#include "dbfs_space.h"
+#include "dbfs_xf.h"
+
+/* Runs of a guarded write whose file changed under it before -EAGAIN. */
+#define DBFS_XF_TRIES 8
+
+/* One chunk a write touches. */
+typedef struct {
+    uint64_t k;
+    bool covered; /* one piece covers all of it: no need of the old bytes */
+    char *plain;  /* chunk_size bytes */
+    size_t len;   /* plain bytes */
+    void *stored; /* the value to store (malloc'd) */
+    size_t stored_len;
+} dbfs_xf_ck;
+
+/* A guarded write in progress. */
+typedef struct {
+    dbfs_conn *c;
+    dbfs_fh fh;
+    const dbfs_cred *cred;
+    dbfs_xf_ck *ck;
+    size_t nck;
+    uint64_t end; /* the writes' end: the size at least */
+    int64_t now_ns;
+    bool kill_priv;
+    /* step 1's answer */
+    PGresult *old;
+    /* step 2's parameters and answer */
+    unsigned char *a_chunks, *a_vals;
+    size_t a_chunks_len, a_vals_len;
+    int64_t change;
+    uint64_t chain;
+    dbfs_attr pre, post;
+} dbfs_xf_op;
+
+/* int8[] of the chunk numbers of op's chunks (all, or those not covered). */
+static unsigned char *dbfs_xf_chunk_array(const dbfs_xf_op *op, bool uncovered_only, size_t *len)
+{
+    unsigned char(*be)[8] = calloc(op->nck ? op->nck : 1, 8);
+    const void **vals = calloc(op->nck ? op->nck : 1, sizeof *vals);
+    size_t *lens = calloc(op->nck ? op->nck : 1, sizeof *lens);
+    unsigned char *a = NULL;
+    size_t n = 0;
+
+    if (be && vals && lens) {
+        for (size_t i = 0; i < op->nck; i++) {
+            if (uncovered_only && op->ck[i].covered)
+                continue;
+            dbfs_xf_put_be(be[n], op->ck[i].k, 8);
+            vals[n] = be[n];
+            lens[n] = 8;
+            n++;
+        }
+        a = dbfs_xf_array(DBFS_XF_INT8OID, n, vals, lens, len);
+    }
+    free(be);
+    free(vals);
+    free(lens);
+    return a;
+}
+
+static int dbfs_xf_ck_cmp(const void *a, const void *b)
+{
+    const dbfs_xf_ck *x = a, *y = b;
+
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* The chunks the writes touch, in chunk order, each once. */
+static int dbfs_xf_collect(dbfs_xf_op *op, const store_write *ws, size_t n)
+{
+    const uint32_t cs = op->c->fs->info.chunk_size;
+    size_t total = 0, m = 0;
+
+    for (size_t i = 0; i < n; i++)
+        total += ws[i].npieces;
+    op->ck = calloc(total ? total : 1, sizeof *op->ck);
+    if (!op->ck)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < ws[i].npieces; j++) {
+            const store_piece *pc = &ws[i].pieces[j];
+
+            op->ck[m].k = pc->chunk;
+            op->ck[m].covered = pc->at == 0 && pc->n == cs;
+            m++;
+        }
+    qsort(op->ck, m, sizeof *op->ck, dbfs_xf_ck_cmp);
+    op->nck = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (op->nck > 0 && op->ck[op->nck - 1].k == op->ck[i].k) {
+            op->ck[op->nck - 1].covered |= op->ck[i].covered;
+            continue;
+        }
+        op->ck[op->nck++] = op->ck[i];
+    }
+    for (size_t i = 0; i < op->nck; i++) {
+        op->ck[i].plain = malloc(cs);
+        if (!op->ck[i].plain)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Step 1 (dbfs_batch_run's fn). */
+static int dbfs_xf_step_old(dbfs_conn *c, void *arg)
+{
+    dbfs_xf_op *op = arg;
+    unsigned char *want;
+    size_t wlen = 0;
+    dbfs_params p;
+    int rc;
+
+    PQclear(op->old);
+    op->old = NULL;
+    want = dbfs_xf_chunk_array(op, true, &wlen);
+    if (!want)
+        return -ENOMEM;
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)op->fh.ino);
+    dbfs_param_i4(&p, (int32_t)op->fh.gen);
+    dbfs_param_bytes(&p, want, wlen);
+    dbfs_batch_add(c, DBFS_ST_XF_OLD, &p);
+    dbfs_batch_sync(c);
+    rc = dbfs_batch_result(c, &op->old);
+    free(want);
+    return rc;
+}
+
+/* The chunk index of chunk k, or -1. */
+static ssize_t dbfs_xf_find(const dbfs_xf_op *op, uint64_t k)
+{
+    size_t lo = 0, hi = op->nck;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+
+        if (op->ck[mid].k == k)
+            return (ssize_t)mid;
+        if (op->ck[mid].k < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+/* The old plain bytes of the chunks step 1 returned, into their buffers
+ * (the others start empty). */
+static int dbfs_xf_load_old(dbfs_xf_op *op)
+{
+    dbfs *fs = op->c->fs;
+    const uint32_t cs = fs->info.chunk_size;
+    const PGresult *r = op->old;
+    void *tmp = NULL;
+    int rc = 0;
+
+    for (size_t i = 0; i < op->nck; i++)
+        op->ck[i].len = 0;
+    for (int row = 0; row < PQntuples(r) && rc == 0; row++) {
+        const char *v;
+        size_t vlen, plen;
+        uint64_t k;
+        ssize_t at;
+
+        if (dbfs_get_null(r, row, 3))
+            continue;
+        k = (uint64_t)dbfs_get_i8(r, row, 3);
+        at = dbfs_xf_find(op, k);
+        if (at < 0)
+            continue;
+        v = PQgetvalue(r, row, 4);
+        vlen = (size_t)PQgetlength(r, row, 4);
+        if (fs->info.encoding != DBFS_ENC_BINARY) {
+            size_t room = DBFS_XF_STORED_MAX(cs);
+            int64_t dl;
+
+            if (!tmp && !(tmp = malloc(room))) {
+                rc = -ENOMEM;
+                break;
+            }
+            dl = dbfs_codec_decode(fs->info.encoding, v, vlen, tmp, room);
+            if (dl < 0) {
+                rc = (int)dl;
+                break;
+            }
+            v = tmp;
+            vlen = (size_t)dl;
+        }
+        if (op->chain != 0) {
+            rc = dbfs_xf_decode(op->c, op->chain, op->fh.ino, k, v, vlen, &v, &plen);
+            vlen = plen;
+        } else if (vlen > cs) {
+            g_warning("write: chunk %" PRIu64 " of file %" PRIu64 " holds more than a chunk", k,
+                      op->fh.ino);
+            rc = -EIO;
+        }
+        if (rc == 0) {
+            memcpy(op->ck[at].plain, v, vlen);
+            op->ck[at].len = vlen;
+        }
+    }
+    free(tmp);
+    return rc;
+}
+
+/* Overlay the writes' pieces on the chunks' plain bytes. */
+static void dbfs_xf_overlay(dbfs_xf_op *op, const store_write *ws, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < ws[i].npieces; j++) {
+            const store_piece *pc = &ws[i].pieces[j];
+            dbfs_xf_ck *ck = &op->ck[dbfs_xf_find(op, pc->chunk)];
+
+            if (ck->len < pc->at)
+                memset(ck->plain + ck->len, 0, pc->at - ck->len);
+            memcpy(ck->plain + pc->at, pc->raw, pc->n);
+            if (ck->len < (size_t)pc->at + pc->n)
+                ck->len = (size_t)pc->at + pc->n;
+        }
+}
+
+/* Encode every chunk (chain, then the file system's encoding) and build
+ * step 2's arrays. *stored: the bytes they store. */
+static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
+{
+    dbfs *fs = op->c->fs;
+    const xf_chain *ch = NULL;
+    const void **vals = calloc(op->nck ? op->nck : 1, sizeof *vals);
+    size_t *lens = calloc(op->nck ? op->nck : 1, sizeof *lens);
+    int rc = 0;
+
+    *stored = 0;
+    if (!vals || !lens) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    if (op->chain != 0)
+        rc = dbfs_xf_chain(op->c, op->chain, &ch);
+    if (rc == 0 && ch && !op->c->xf)
+        rc = xf_work_new(fs->xf, &op->c->xf);
+    for (size_t i = 0; i < op->nck && rc == 0; i++) {
+        dbfs_xf_ck *ck = &op->ck[i];
+        const void *val = ck->plain;
+        size_t vlen = ck->len;
+        void *enc = NULL;
+
+        free(ck->stored);
+        ck->stored = NULL;
+        if (ch) {
+            size_t room = xf_encode_room(ch, ck->len);
+            xf_err xe = {{0}};
+
+            enc = malloc(room);
+            if (!enc) {
+                rc = -ENOMEM;
+                break;
+            }
+            rc = xf_encode(ch, op->c->xf, &(xf_chunk){op->fh.ino, ck->k, 0}, ck->plain, ck->len,
+                           enc, room, &vlen, &xe);
+            if (rc != 0) {
+                g_warning("xform: %s", xe.msg);
+                free(enc);
+                rc = rc == -ENOMEM ? rc : -EIO;
+                break;
+            }
+            val = enc;
+        }
+        ck->stored = malloc(dbfs_codec_enc_len(fs->info.encoding, vlen) + 1);
+        if (!ck->stored) {
+            free(enc);
+            rc = -ENOMEM;
+            break;
+        }
+        if (fs->info.encoding == DBFS_ENC_BINARY) {
+            memcpy(ck->stored, val, vlen);
+            ck->stored_len = vlen;
+        } else {
+            ck->stored_len = dbfs_codec_encode(fs->info.encoding, val, vlen, ck->stored);
+        }
+        free(enc);
+        vals[i] = ck->stored;
+        lens[i] = ck->stored_len;
+        *stored += ck->stored_len;
+    }
+    if (rc == 0) {
+        free(op->a_vals);
+        free(op->a_chunks);
+        op->a_vals = dbfs_xf_array(DBFS_XF_BYTEAOID, op->nck, vals, lens, &op->a_vals_len);
+        op->a_chunks = dbfs_xf_chunk_array(op, false, &op->a_chunks_len);
+        if (!op->a_vals || !op->a_chunks)
+            rc = -ENOMEM;
+    }
+out:
+    free(vals);
+    free(lens);
+    return rc;
+}
+
+/* The layout's placement threshold (pgnfs_write's p_threshold). */
+static int64_t dbfs_xf_threshold(const dbfs *fs)
+{
+    switch (fs->info.storage) {
+    case DBFS_STORAGE_INVERSION:
+        return 0;
+    case DBFS_STORAGE_HYBRID:
+        return (int64_t)fs->info.hybrid_threshold;
+    default:
+        return -1;
+    }
+}
+
+/* Step 2 (dbfs_batch_run's fn). */
+static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
+{
+    dbfs_xf_op *op = arg;
+    const int64_t threshold = dbfs_xf_threshold(c->fs);
+    PGresult *r = NULL;
+    dbfs_params p;
+    dbfs_fnres f;
+    int rc;
+
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)op->fh.ino);
+    dbfs_param_i4(&p, (int32_t)op->fh.gen);
+    dbfs_param_cred(&p, op->cred);
+    if (op->change < 0)
+        dbfs_param_null(&p);
+    else
+        dbfs_param_i8(&p, op->change);
+    dbfs_param_i8(&p, (int64_t)op->chain);
+    dbfs_param_bytes(&p, op->a_chunks, op->a_chunks_len);
+    dbfs_param_bytes(&p, op->a_vals, op->a_vals_len);
+    dbfs_param_i8(&p, (int64_t)op->end);
+    dbfs_param_i8(&p, op->now_ns);
+    dbfs_param_bool(&p, op->kill_priv);
+    if (threshold < 0)
+        dbfs_param_null(&p);
+    else
+        dbfs_param_i8(&p, threshold);
+    dbfs_batch_add(c, DBFS_ST_XF_WRITE, &p);
+    dbfs_batch_sync(c);
+    rc = dbfs_batch_result(c, &r);
+    if (rc == 0)
+        rc = dbfs_fnres_parse(r, "guarded write", &f);
+    if (rc == 0)
+        rc = f.status;
+    if (rc == 0 && (!f.have[DBFS_ROLE_PRE] || !f.have[DBFS_ROLE_POST])) {
+        g_warning("guarded write: the database answered without the attributes");
+        rc = -EIO;
+    }
+    if (rc == 0) {
+        op->pre = f.attr[DBFS_ROLE_PRE];
+        op->post = f.attr[DBFS_ROLE_POST];
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* One run of steps 1 and 2; step 2 alone when `known` (the chain the
+ * file was last seen with) and the writes cover every chunk they touch:
+ * no old bytes are needed, and step 2 checks the chain (a guess that
+ * turned out wrong is DBFS_XF_ECHANGED, and the caller runs both steps). */
+static int dbfs_xf_run(dbfs_xf_op *op, const store_write *ws, size_t n, uint64_t known)
+{
+    dbfs *fs = op->c->fs;
+    dbfs_space_ticket ticket;
+    uint64_t stored;
+    bool covered = known != 0;
+    int rc = 0;
+
+    for (size_t i = 0; i < op->nck && covered; i++)
+        covered = op->ck[i].covered;
+    if (covered) {
+        op->change = -1; /* step 2 does not compare it */
+        op->chain = known;
+        for (size_t i = 0; i < op->nck; i++)
+            op->ck[i].len = 0;
+    } else {
+        rc = dbfs_batch_run(op->c, dbfs_xf_step_old, op);
+        if (rc != 0)
+            return rc;
+        if (PQntuples(op->old) == 0)
+            return -ESTALE;
+        op->change = dbfs_get_i8(op->old, 0, 0);
+        op->chain = (uint64_t)dbfs_get_i8(op->old, 0, 2);
+        rc = dbfs_xf_load_old(op);
+        if (rc != 0)
+            return rc;
+    }
+    dbfs_xf_overlay(op, ws, n);
+    rc = dbfs_xf_encode_all(op, &stored);
+    if (rc != 0)
+        return rc;
+    rc = dbfs_space_take(fs, stored, 0, dbfs_space_shared(fs, op->end), &ticket);
+    if (rc != 0)
+        return rc;
+    rc = dbfs_batch_run(op->c, dbfs_xf_step_write, op);
+    dbfs_space_done(fs, &ticket, rc == 0);
+    return rc;
+}
+
+/* Committed: the caches learn the chunks' plain bytes as of the new ctime. */
+static void dbfs_xf_learn(dbfs_xf_op *op, const store_write *ws, size_t n)
+{
+    dbfs *fs = op->c->fs;
+
+    if (n == 1)
+        dbfs_small_learn_write(fs, op->fh.ino, op->pre.ctime_ns, op->pre.size, op->post.ctime_ns,
+                               op->post.size, &ws[0]);
+    if (!fs->chunks || op->nck == 0)
+        return;
+    cache_chunk_moved(fs->chunks, op->fh.ino, op->pre.ctime_ns, op->post.ctime_ns, op->ck[0].k,
+                      op->ck[op->nck - 1].k);
+    for (size_t i = 0; i < op->nck; i++)
+        cache_chunk_wrote(fs->chunks, op->fh.ino, op->ck[i].k, op->pre.ctime_ns, op->post.ctime_ns,
+                          0, op->ck[i].plain, (uint32_t)op->ck[i].len, fs->info.chunk_size);
+}
+
+static void dbfs_xf_op_free(dbfs_xf_op *op)
+{
+    for (size_t i = 0; op->ck && i < op->nck; i++) {
+        free(op->ck[i].plain);
+        free(op->ck[i].stored);
+    }
+    free(op->ck);
+    free(op->a_chunks);
+    free(op->a_vals);
+    PQclear(op->old);
+}
+
+/* The guarded write of ws[0 .. n) (see dbfs_xf_store). */
+static int dbfs_xf_write_all(dbfs_conn *c, dbfs_fh fh, const dbfs_cred *cred, const store_write *ws,
+                             size_t n, dbfs_attr *pre, dbfs_attr *post)
+{
+    dbfs_xf_op op;
+    dbfs_cache_op cop;
+    int rc;
+
+    memset(&op, 0, sizeof op);
+    op.c = c;
+    op.fh = fh;
+    op.cred = cred;
+    for (size_t i = 0; i < n; i++) {
+        if (ws[i].len > 0 && ws[i].off + ws[i].len > op.end)
+            op.end = ws[i].off + ws[i].len;
+        op.kill_priv |= ws[i].kill_priv;
+        op.now_ns = ws[i].now_ns;
+    }
+    rc = dbfs_xf_collect(&op, ws, n);
+    if (rc == 0) {
+        dbfs_cache_file_begin(c->fs, fh, &cop);
+        uint64_t known = dbfs_xf_seen(c->fs, fh.ino);
+
+        for (int t = 0; t < DBFS_XF_TRIES; t++, known = 0) {
+            rc = dbfs_xf_run(&op, ws, n, known);
+            if (rc != DBFS_XF_ECHANGED)
+                break;
+        }
+        if (rc == DBFS_XF_ECHANGED)
+            rc = -EAGAIN;
+        if (rc == 0)
+            dbfs_xf_learn(&op, ws, n);
+        dbfs_cache_file_end(&cop, rc, rc == 0 ? &op.post : NULL);
+        if (rc == 0 && op.pre.used > 0)
+            dbfs_space_changed(c->fs);
+    }
+    if (rc == 0) {
+        dbfs_xf_note(c->fs, fh.ino, op.chain);
+        *pre = op.pre;
+        *post = op.post;
+    }
+    dbfs_xf_op_free(&op);
+    return rc;
+}
+
+/* dbfs_xf_store -- see dbfs_xf.h. */
+int dbfs_xf_store(dbfs_conn *c, dbfs_fh fh, const store_write *ws, size_t n, dbfs_attr *pre,
+                  dbfs_attr *post)
+{
+    return dbfs_xf_write_all(c, fh, n ? ws[0].cred : NULL, ws, n, pre, post);
+}
+
+/* dbfs_xf_cut -- see dbfs_xf.h: a write of nothing into the chunk where
+ * size falls, with the chunk's plain bytes cut to size first. */
+int dbfs_xf_cut(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t size)
+{
+    const uint32_t cs = c->fs->info.chunk_size;
+    const uint64_t k = size / cs, keep = size % cs;
+    store_piece pc = {.chunk = k, .at = (uint32_t)keep, .n = 0, .raw = ""};
+    store_write w = {.fh = fh, .cred = cred, .off = size, .pieces = &pc, .npieces = 1};
+    dbfs_xf_op op;
+    dbfs_cache_op cop;
+    int rc;
+
+    if (keep == 0)
+        return 0; /* whole chunks only: SQL deletes them */
+    memset(&op, 0, sizeof op);
+    op.c = c;
+    op.fh = fh;
+    op.cred = cred;
+    op.now_ns = dbfs_now_ns();
+    rc = dbfs_xf_collect(&op, &w, 1);
+    if (rc == 0) {
+        dbfs_cache_file_begin(c->fs, fh, &cop);
+        for (int t = 0; t < DBFS_XF_TRIES; t++) {
+            rc = dbfs_batch_run(c, dbfs_xf_step_old, &op);
+            if (rc == 0 && PQntuples(op.old) == 0)
+                rc = -ESTALE;
+            if (rc == 0) {
+                op.change = dbfs_get_i8(op.old, 0, 0);
+                op.chain = (uint64_t)dbfs_get_i8(op.old, 0, 2);
+                rc = dbfs_xf_load_old(&op);
+            }
+            if (rc == 0 && op.ck[0].len <= keep)
+                break; /* nothing stored past size in that chunk */
+            if (rc == 0)
+                op.ck[0].len = keep;
+            if (rc == 0)
+                rc = dbfs_xf_encode_all(&op, &(uint64_t){0});
+            if (rc == 0)
+                rc = dbfs_batch_run(c, dbfs_xf_step_write, &op);
+            if (rc != DBFS_XF_ECHANGED)
+                break;
+        }
+        if (rc == DBFS_XF_ECHANGED)
+            rc = -EAGAIN;
+        if (rc == 0 && op.post.ctime_ns != 0 && c->fs->chunks) {
+            cache_chunk_moved(c->fs->chunks, fh.ino, op.pre.ctime_ns, op.post.ctime_ns, k, k);
+            cache_chunk_wrote(c->fs->chunks, fh.ino, k, op.pre.ctime_ns, op.post.ctime_ns, 0,
+                              op.ck[0].plain, (uint32_t)op.ck[0].len, cs);
+        }
+        dbfs_cache_file_end(&cop, rc, rc == 0 ? &op.post : NULL);
+    }
+    dbfs_xf_op_free(&op);
+    return rc;
+}
