@@ -295,11 +295,19 @@ DECLARE
     b64  boolean;
     sz   bigint;
     tab  oid;
+    chn  bigint;
 BEGIN
     SELECT fs.chunk_size, fs.encoding = 'base64' INTO cs, b64 FROM pgnfs_fs fs;
-    SELECT f.size INTO sz FROM fileatt f WHERE f.inode = i AND f.type = 1;
+    SELECT f.size, coalesce(f.chain, 0) INTO sz, chn FROM fileatt f WHERE f.inode = i AND f.type = 1;
     IF NOT FOUND OR sz = 0 THEN
         RETURN;
+    END IF;
+    -- A guarded file's chunks are stored transformed (compressed,
+    -- encrypted): only the server can turn them back into its bytes.
+    IF chn <> 0 THEN
+        RAISE EXCEPTION 'inode % is stored through a transformation chain; read it over NFS', i
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'pgnfs.content leaves such files out; pgnfs xform show names the chain';
     END IF;
     SELECT t.tab INTO tab FROM pgnfs_filetab t WHERE t.inode = i;
     IF NOT FOUND THEN
@@ -335,6 +343,16 @@ AS $$ SELECT coalesce(string_agg(c.data, ''::bytea ORDER BY c."offset"), ''::byt
         FROM pgnfs.chunks(i) c $$;
 
 -- The SHA-256 of the content of inode i.
+-- Is inode i stored through a transformation chain (compressed,
+-- encrypted)? PL/pgSQL, so that no view depends on the column.
+CREATE OR REPLACE FUNCTION pgnfs.guarded(i bigint)
+RETURNS boolean LANGUAGE plpgsql STABLE STRICT SECURITY DEFINER
+AS $$
+BEGIN
+    RETURN EXISTS (SELECT 1 FROM fileatt f WHERE f.inode = i AND coalesce(f.chain, 0) <> 0);
+END
+$$;
+
 CREATE OR REPLACE FUNCTION pgnfs.sha256(i bigint)
 RETURNS bytea LANGUAGE sql STABLE STRICT
 AS $$ SELECT sha256(pgnfs.cat(i)) $$;
@@ -342,9 +360,10 @@ AS $$ SELECT sha256(pgnfs.cat(i)) $$;
 CREATE VIEW pgnfs.content AS
 SELECT f.path, c."offset", c.data
   FROM pgnfs.files f CROSS JOIN LATERAL pgnfs.chunks(f.inode) c
- WHERE f.type = 'file';
+ WHERE f.type = 'file'
+   AND NOT pgnfs.guarded(f.inode);
 COMMENT ON VIEW pgnfs.content IS
-    'the bytes of every regular file, a chunk a row; for one file use pgnfs.chunks(pgnfs.lookup(path))';
+    'the bytes of every regular file stored untransformed, a chunk a row; for one file use pgnfs.chunks(pgnfs.lookup(path))';
 
 -- The functions that read tables run as their owner: pin what they see.
 DO $$

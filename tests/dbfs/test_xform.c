@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -328,6 +330,7 @@ static void test_used(void)
     dbfs_cred root = td_root();
     unsigned char *data = g_malloc(TX_MAX);
     dbfs_attr f;
+    char *q;
 
     tx_env_open(&e, "zstd", false);
     f = td_create(&e.t, &root, e.t.root, "text", 0644);
@@ -339,6 +342,16 @@ static void test_used(void)
     g_assert_cmpuint(f.size, ==, TX_MAX);
     g_assert_cmpuint(f.used, <, TX_MAX / 4);
     g_assert_cmpuint(f.used, >, 0);
+    /* The SQL views cannot decode it: pgnfs.content leaves it out, and
+     * reading it by inode is refused with feature_not_supported. */
+    g_assert_cmpint(td_sql(e.conninfo, "SELECT count(*) FROM pgnfs.content WHERE path = '/text'"),
+                    ==, 0);
+    q = g_strdup_printf("DO $$ BEGIN PERFORM pgnfs.cat(%" PRIu64 ");"
+                        " RAISE EXCEPTION 'pgnfs.cat read a transformed file';"
+                        " EXCEPTION WHEN feature_not_supported THEN NULL; END $$",
+                        f.ino);
+    td_sql(e.conninfo, q);
+    g_free(q);
     g_free(data);
     tx_env_close(&e);
 }
