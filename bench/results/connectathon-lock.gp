@@ -12,7 +12,7 @@ set grid ytics
 set tmargin 3
 set size 0.56,1
 set origin 0,0
-set title "Connectathon lock tests, Linux NFS client:\nseconds per test, median of 3 round(s), log scale"
+set title "Connectathon lock tests, Linux NFS client:\nseconds per test, median of 1 round(s), log scale"
 set logscale y
 set ylabel 'seconds'
 set xlabel 'test'

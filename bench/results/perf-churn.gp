@@ -10,4 +10,4 @@ set ylabel 'files/s'
 set grid ytics
 set key top right
 set yrange [0:*]
-plot 'perf-churn.dat' using 2:xtic(1) title 'ganesha', 'perf-churn.dat' using 3:xtic(1) title 'pgnfs'
+plot 'perf-churn.dat' using 2:xtic(1) title 'ganesha', 'perf-churn.dat' using 3:xtic(1) title 'pgnfs', 'perf-churn.dat' using 4:xtic(1) title 'pgnfs async'

@@ -13,4 +13,4 @@ set yrange [0:*]
 set grid ytics
 set key top left
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2
-plot 'perf-cthon.dat' using 2:xtic(1) title 'ganesha', 'perf-cthon.dat' using 3:xtic(1) title 'pgnfs'
+plot 'perf-cthon.dat' using 2:xtic(1) title 'ganesha', 'perf-cthon.dat' using 3:xtic(1) title 'pgnfs', 'perf-cthon.dat' using 4:xtic(1) title 'pgnfs async'
