@@ -45,7 +45,8 @@ typedef struct {
 
 /* The help texts, each beside its command. */
 extern const char pgnfs_help_serve[], pgnfs_help_mkfs[], pgnfs_help_stats[], pgnfs_help_sql[],
-    pgnfs_help_du[], pgnfs_help_find[], pgnfs_help_fsck[], pgnfs_help_locks[];
+    pgnfs_help_du[], pgnfs_help_find[], pgnfs_help_fsck[], pgnfs_help_locks[],
+    pgnfs_help_frontends[], pgnfs_help_conninfo[];
 
 /* The command table (pgnfs_main.c), terminated by an entry with name NULL. */
 extern const pgnfs_cmd pgnfs_cmds[];
@@ -77,6 +78,8 @@ int pgnfs_cmd_find(const cfg *c, int argc, char **argv);
 /* pgnfs fsck: exit codes as fsck(8), see pgnfs_fsck.c. */
 int pgnfs_cmd_fsck(const cfg *c, int argc, char **argv);
 int pgnfs_cmd_locks(const cfg *c, int argc, char **argv);
+int pgnfs_cmd_frontends(const cfg *c, int argc, char **argv);
+int pgnfs_cmd_conninfo(const cfg *c, int argc, char **argv);
 
 /*
  * pgnfs_database_peek -- like pgnfs_database, but when the embedded

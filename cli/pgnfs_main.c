@@ -47,6 +47,10 @@ const pgnfs_cmd pgnfs_cmds[] = {
      pgnfs_help_fsck, pgnfs_cmd_fsck, false, true, 16},
     {"locks", "  the file locks clients hold and wait for, answered in SQL", pgnfs_help_locks,
      pgnfs_cmd_locks, false, true, PGNFS_EXIT_USAGE},
+    {"frontends", "  the servers registered on the file system", pgnfs_help_frontends,
+     pgnfs_cmd_frontends, false, true, PGNFS_EXIT_USAGE},
+    {"conninfo", "  the libpq connection string of the file system's database", pgnfs_help_conninfo,
+     pgnfs_cmd_conninfo, false, true, PGNFS_EXIT_USAGE},
     {NULL, NULL, NULL, NULL, false, false, 0},
 };
 

@@ -77,6 +77,14 @@ typedef enum {
     /* the space guard's reclaim (dbfs_space.c) */
     DBFS_ST_SPACE_LIVE,
     DBFS_ST_SPACE_TOAST,
+    /* several frontends (dbfs_front.c, dbfs_coh.c) */
+    DBFS_ST_FRONT_LIVE,
+    DBFS_ST_FRONT_INSERT,
+    DBFS_ST_FRONT_BEAT,
+    DBFS_ST_FRONT_DELETE,
+    DBFS_ST_FRONT_LIST,
+    DBFS_ST_FRONT_TOPOLOGY,
+    DBFS_ST_COH_BARRIER,
     DBFS_ST_COUNT
 } dbfs_stmt;
 
@@ -102,6 +110,13 @@ extern const char dbfs_sql_vacuum_data[];
 extern const char dbfs_sql_vacuum_all[];
 /* And the checkpoint after it, which recycles the WAL they wrote. */
 extern const char dbfs_sql_checkpoint[];
+/* The invalidation triggers (schema/006_frontends.sql) on, or off; each
+ * takes the tables' lock only when they are not as wanted already. */
+extern const char dbfs_sql_inval_on[];
+extern const char dbfs_sql_inval_off[];
+/* A frontend's listening session: LISTEN, and commits that need not wait
+ * for the disk (its barriers change nothing). */
+extern const char dbfs_sql_coh_listen[];
 
 /* Attribute columns as every statement returns them, in this order. */
 #define DBFS_ATTR_NCOLS 15
