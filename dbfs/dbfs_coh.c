@@ -430,8 +430,8 @@ static int dbfs_coh_check(dbfs_coh *h, char **why)
             (int)dbfs_get_i4(r, i, 4), coh, (gint64)dbfs_get_i8(r, i, 6),
             h->shared ? "it keeps caches that others' changes would make stale: stop it, or "
                         "restart it with --set cache.coherence=shared"
-                      : "two servers with [cache] coherence = single would serve stale "
-                        "caches: stop the other one, or run every server with --set "
+                      : "this server's caches ([cache] coherence = single) would go stale "
+                        "beside it: stop the other one, or run every server with --set "
                         "cache.coherence=shared");
         rc = -EBUSY;
         break;
