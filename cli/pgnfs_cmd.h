@@ -82,6 +82,14 @@ int pgnfs_cmd_frontends(const cfg *c, int argc, char **argv);
 int pgnfs_cmd_conninfo(const cfg *c, int argc, char **argv);
 
 /*
+ * pgnfs_front_stats -- `pgnfs stats`'s lines about the file system's
+ * servers and the database's replication topology, when the database is
+ * reachable without starting anything (a configured conninfo, or the
+ * embedded cluster running); otherwise one line saying so. Cannot fail.
+ */
+void pgnfs_front_stats(const cfg *c);
+
+/*
  * pgnfs_database_peek -- like pgnfs_database, but when the embedded
  * cluster is already running (a server uses it), its socket is used
  * as it is, without the data directory's lock: for commands that only

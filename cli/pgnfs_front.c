@@ -108,41 +108,111 @@ int pgnfs_cmd_frontends(const cfg *c, int argc, char **argv)
     return rc;
 }
 
+/* The running embedded cluster's conninfo, or the configured one; NULL
+ * when neither (nothing is started). g_free it. */
+static char *pgnfs_front_running(const cfg *c)
+{
+    emb_cluster *cluster = NULL;
+    char *dir, *sock, *conninfo = NULL;
+    struct stat st;
+
+    if (c->conninfo && *c->conninfo)
+        return g_strdup(c->conninfo);
+    dir = realpath(c->data_dir, NULL);
+    if (!dir)
+        return NULL;
+    /* The layout of emb.h: DATA_DIR/pg/socket holds the running cluster's
+     * socket; asking only then starts nothing. */
+    sock = g_strdup_printf("%s/pg/socket/.s.PGSQL.5432", dir);
+    if (stat(sock, &st) == 0 && S_ISSOCK(st.st_mode))
+        conninfo = pgnfs_database_peek(c, &cluster);
+    if (cluster) { /* it stopped meanwhile: what was started is not for us */
+        emb_stop(cluster);
+        g_free(conninfo);
+        conninfo = NULL;
+    }
+    free(dir);
+    g_free(sock);
+    return conninfo;
+}
+
+typedef struct {
+    GString *line;
+    unsigned live, dead;
+} pgnfs_front_sum;
+
+static int pgnfs_front_add(const dbfs_frontend_row *r, void *arg)
+{
+    pgnfs_front_sum *s = arg;
+
+    if (!r->live) {
+        s->dead++;
+        return 0;
+    }
+    s->live++;
+    g_string_append_printf(s->line,
+                           "\n             #%" G_GINT64_FORMAT " %s %s:%u %s, up %" G_GINT64_FORMAT
+                           " s, %" G_GUINT64_FORMAT " calls, %" G_GUINT64_FORMAT
+                           " stat + %" G_GUINT64_FORMAT " naming entries",
+                           (gint64)r->id, r->host, r->address, r->port, r->coherence,
+                           (gint64)r->uptime_s, (guint64)r->calls, (guint64)r->stat_entries,
+                           (guint64)r->naming_entries);
+    return 0;
+}
+
+/* pgnfs_front_stats -- see pgnfs_cmd.h. */
+void pgnfs_front_stats(const cfg *c)
+{
+    char *conninfo = pgnfs_front_running(c);
+    pgnfs_front_sum sum = {g_string_new(NULL), 0, 0};
+    dbfs_admin *a = NULL;
+    dbfs_topology t;
+    int rc;
+
+    if (!conninfo) {
+        printf("frontends    (the database is not reachable from here: give --conninfo or "
+               "--data)\n");
+        g_string_free(sum.line, TRUE);
+        return;
+    }
+    rc = dbfs_admin_open(conninfo, &a);
+    if (rc == 0)
+        rc = dbfs_admin_frontends(a, pgnfs_front_add, &sum);
+    if (rc == 0)
+        printf("frontends    %u live, %u dead rows%s\n", sum.live, sum.dead, sum.line->str);
+    if (rc == 0)
+        rc = dbfs_admin_topology(a, &t);
+    if (rc == 0) {
+        printf("database     %s, PostgreSQL %s at %s; %u standby%s streaming%s%s%s%s\n",
+               t.standby ? "STANDBY (read-only)" : "primary", t.version, t.server, t.nreplicas,
+               t.nreplicas == 1 ? "" : "s", t.nreplicas ? ": " : "", t.replicas,
+               *t.sync_names ? "; synchronous_standby_names " : "", t.sync_names);
+    } else {
+        printf("frontends    (cannot read them: %s)\n", g_strerror(-rc));
+    }
+    dbfs_admin_close(a);
+    g_string_free(sum.line, TRUE);
+    g_free(conninfo);
+}
+
 /* pgnfs conninfo -- see the top of this file. */
 int pgnfs_cmd_conninfo(const cfg *c, int argc, char **argv)
 {
-    emb_cluster *cluster = NULL;
-    char *dir, *sock = NULL, *conninfo = NULL;
-    struct stat st;
-    bool running;
+    char *conninfo;
 
     if (argc > 1) {
         g_printerr("pgnfs conninfo: unexpected argument '%s' (see pgnfs conninfo --help)\n",
                    argv[1]);
         return PGNFS_EXIT_USAGE;
     }
-    if (c->conninfo && *c->conninfo) {
-        printf("%s\n", c->conninfo);
-        return PGNFS_EXIT_OK;
-    }
-    /* The layout of emb.h: DATA_DIR/pg/socket holds the running cluster's
-     * socket; asking only then starts nothing. */
-    dir = realpath(c->data_dir, NULL);
-    if (dir)
-        sock = g_strdup_printf("%s/pg/socket/.s.PGSQL.5432", dir);
-    running = sock && stat(sock, &st) == 0 && S_ISSOCK(st.st_mode);
-    if (running)
-        conninfo = pgnfs_database_peek(c, &cluster);
-    if (cluster) /* it stopped meanwhile: what was started is not for us */
-        emb_stop(cluster);
-    if (!running || !conninfo || cluster)
+    conninfo = pgnfs_front_running(c);
+    if (!conninfo) {
         g_printerr("pgnfs conninfo: no embedded cluster is running in %s (start it with "
                    "`pgnfs serve --data %s`)\n",
                    c->data_dir, c->data_dir);
-    else
-        printf("%s\n", conninfo);
-    free(dir);
-    g_free(sock);
+        return PGNFS_EXIT_FAIL;
+    }
+    printf("%s\n", conninfo);
     g_free(conninfo);
-    return running && conninfo && !cluster ? PGNFS_EXIT_OK : PGNFS_EXIT_FAIL;
+    return PGNFS_EXIT_OK;
 }
