@@ -43,8 +43,9 @@
  *            flight), which also re-registers a row that went away
  *
  * NOTES
- *   One session and one thread per dbfs, made by dbfs_frontend_start and
- *   ended by dbfs_frontend_stop (which deletes the row). The request mark
+ *   One thread and two sessions per dbfs (listening, heartbeat), made by
+ *   dbfs_frontend_start and ended by dbfs_frontend_stop (which deletes
+ *   the row). The request mark
  *   (dbfs_conn_request) is thread-local: a worker serves one request at a
  *   time; a thread that never marks gets a fresh barrier per lookup.
  */
@@ -72,7 +73,12 @@
 
 struct dbfs_coh {
     dbfs *fs;
+    /* The listening session (shared only): after LISTEN it runs nothing
+     * but barriers through libpq itself, because dbfs_conn's check of an
+     * idle session takes pending notifications for a closed connection
+     * and reconnects, which would end the LISTEN unnoticed. */
     dbfs_conn *c;
+    dbfs_conn *beat; /* registration and heartbeat */
     bool shared;
     int64_t id; /* our row */
     char *host, *address;
@@ -280,13 +286,6 @@ static int dbfs_coh_connect(dbfs_coh *h)
         /* Nothing read before now may survive: whatever changed while we
          * were not listening is gone from the caches. */
         dbfs_cache_inval_all(h->fs);
-    } else {
-        /* A session that is not listening: make sure it is connected. */
-        rc = dbfs_script(h->c, "pgnfs_coh_ping", "SELECT 1");
-        if (rc != 0)
-            rc = dbfs_script(h->c, "pgnfs_coh_ping", "SELECT 1");
-        if (rc != 0)
-            return rc;
     }
     g_mutex_lock(&h->lock);
     if (!atomic_load(&h->up) && h->next_beat_us)
@@ -311,7 +310,7 @@ static int dbfs_coh_insert(dbfs_coh *h)
     dbfs_param_i4(&p, (int32_t)getpid());
     dbfs_param_bytes(&p, h->shared ? "shared" : "single", 6);
     dbfs_param_i8(&p, DBFS_FRONTEND_STALE_S);
-    rc = dbfs_exec(h->c, DBFS_ST_FRONT_INSERT, &p, &r);
+    rc = dbfs_exec(h->beat, DBFS_ST_FRONT_INSERT, &p, &r);
     if (rc == 0)
         h->id = dbfs_get_i8(r, 0, 0);
     PQclear(r);
@@ -319,7 +318,7 @@ static int dbfs_coh_insert(dbfs_coh *h)
 }
 
 /* The heartbeat: our figures, and a row that went away comes back.
- * Returns 0 or an errno (the session may have been reset: LISTEN again). */
+ * Returns 0 or an errno (tried again at the next beat). */
 static int dbfs_coh_beat(dbfs_coh *h)
 {
     dbfs_cache_figures f[DBFS_CACHES_MAX];
@@ -348,7 +347,7 @@ static int dbfs_coh_beat(dbfs_coh *h)
     for (unsigned i = 0; i < 5; i++)
         dbfs_param_i8(&p, (int64_t)v[i]);
     dbfs_param_i8(&p, (int64_t)atomic_load(&h->invalidations));
-    rc = dbfs_exec(h->c, DBFS_ST_FRONT_BEAT, &p, &r);
+    rc = dbfs_exec(h->beat, DBFS_ST_FRONT_BEAT, &p, &r);
     if (rc == 0 && PQntuples(r) == 0) {
         g_warning("frontend: this server's row in pgnfs_frontends was gone (taken for a dead "
                   "server's?): registering again");
@@ -373,17 +372,14 @@ static void *dbfs_coh_main(void *arg)
             break;
         }
         g_mutex_unlock(&h->lock);
-        if (!atomic_load(&h->up) && dbfs_coh_connect(h) != 0) {
+        if (h->shared && !atomic_load(&h->up) && dbfs_coh_connect(h) != 0) {
             pfd[0] = (struct pollfd){.fd = h->wake_fd, .events = POLLIN};
             poll(pfd, 1, (int)(DBFS_COH_RETRY_US / 1000));
             continue;
         }
-        if (!h->busy && now >= h->next_beat_us) {
+        if (now >= h->next_beat_us) {
             h->next_beat_us = now + DBFS_COH_BEAT_S * G_USEC_PER_SEC;
-            if (dbfs_coh_beat(h) != 0) {
-                dbfs_coh_down(h);
-                continue;
-            }
+            dbfs_coh_beat(h);
         }
         if (h->shared && (dbfs_coh_barrier(h) != 0 || dbfs_coh_read(h) != 0)) {
             dbfs_coh_down(h);
@@ -416,7 +412,7 @@ static int dbfs_coh_check(dbfs_coh *h, char **why)
 
     dbfs_params_init(&p);
     dbfs_param_i8(&p, DBFS_FRONTEND_STALE_S);
-    rc = dbfs_exec(h->c, DBFS_ST_FRONT_LIVE, &p, &r);
+    rc = dbfs_exec(h->beat, DBFS_ST_FRONT_LIVE, &p, &r);
     if (rc != 0)
         return rc;
     for (int i = 0; i < PQntuples(r); i++) {
@@ -471,6 +467,7 @@ static void dbfs_coh_free(dbfs_coh *h)
     if (!h)
         return;
     dbfs_conn_close(h->c);
+    dbfs_conn_close(h->beat);
     if (h->wake_fd >= 0)
         close(h->wake_fd);
     g_mutex_clear(&h->lock);
@@ -498,9 +495,11 @@ int dbfs_frontend_start(dbfs *fs, const dbfs_frontend_self *self, char **why)
     h->address = g_strdup(self->address ? self->address : "");
     h->port = self->port;
     h->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    rc = h->wake_fd < 0 ? -errno : dbfs_session_open(fs->conninfo, "pgnfs-frontend", &h->c);
+    rc = h->wake_fd < 0 ? -errno : dbfs_session_open(fs->conninfo, "pgnfs-frontend", &h->beat);
+    if (rc == 0 && h->shared)
+        rc = dbfs_session_open(fs->conninfo, "pgnfs-frontend-listen", &h->c);
     if (rc == 0)
-        rc = dbfs_txn(h->c, "frontend registration", dbfs_coh_register_txn, &g);
+        rc = dbfs_txn(h->beat, "frontend registration", dbfs_coh_register_txn, &g);
     if (rc == 0)
         rc = dbfs_coh_connect(h);
     if (rc != 0) {
@@ -536,12 +535,9 @@ void dbfs_frontend_stop(dbfs *fs)
     g_thread_join(h->thread);
     fs->coh_fresh = NULL;
     fs->coh = NULL;
-    /* A barrier may still be in flight: drain it before the DELETE. */
-    while ((r = PQgetResult(h->c->pg)) != NULL)
-        PQclear(r);
     dbfs_params_init(&p);
     dbfs_param_i8(&p, h->id);
-    if (dbfs_exec(h->c, DBFS_ST_FRONT_DELETE, &p, &r) == 0)
+    if (dbfs_exec(h->beat, DBFS_ST_FRONT_DELETE, &p, &r) == 0)
         g_info("frontend %" G_GINT64_FORMAT " unregistered", (gint64)h->id);
     PQclear(r);
     dbfs_coh_free(h);
