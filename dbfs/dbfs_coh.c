@@ -381,7 +381,10 @@ static void *dbfs_coh_main(void *arg)
             h->next_beat_us = now + DBFS_COH_BEAT_S * G_USEC_PER_SEC;
             dbfs_coh_beat(h);
         }
-        if (h->shared && (dbfs_coh_barrier(h) != 0 || dbfs_coh_read(h) != 0)) {
+        /* Read first: a barrier that came back frees the way for the next
+         * one, which must go out before we sleep (its waiters' wake-up may
+         * have been taken already). */
+        if (h->shared && (dbfs_coh_read(h) != 0 || dbfs_coh_barrier(h) != 0)) {
             dbfs_coh_down(h);
             continue;
         }
