@@ -69,7 +69,7 @@
 #define DBFS_COH_BEAT_S   5
 #define DBFS_COH_WAIT_US  (10 * G_USEC_PER_SEC)
 #define DBFS_COH_RETRY_US (1 * G_USEC_PER_SEC)
-#define DBFS_COH_ADV_LOCK "7383512019" /* registration's advisory lock */
+#define DBFS_COH_ADV_LOCK INT64_C(7383512019) /* registration's advisory lock */
 
 struct dbfs_coh {
     dbfs *fs;
@@ -452,7 +452,7 @@ static int dbfs_coh_register_txn(dbfs_conn *c, void *arg)
     int rc;
 
     dbfs_params_init(&p);
-    dbfs_param_i8(&p, (int64_t)g_ascii_strtoll(DBFS_COH_ADV_LOCK, NULL, 10));
+    dbfs_param_i8(&p, DBFS_COH_ADV_LOCK);
     rc = dbfs_exec(c, DBFS_ST_ADM_LOCK, &p, &r);
     PQclear(r);
     if (rc == 0)

@@ -75,12 +75,14 @@ as_pg pg_autoctl run --pgdata "$tmp/monitor" >"$tmp/monitor.log" 2>&1 &
 pids+=($!)
 mon="postgres://autoctl_node@localhost:$pm/pg_auto_failover?sslmode=disable"
 wait_for 120 "monitor" as_pg "$pgbin/pg_isready" -h localhost -p "$pm"
-# Find a dead node within seconds, not the default 20 s.
+# Find a dead node within seconds, not the default 20 s, and promote its
+# standby without waiting 30 s for it to demote itself (it is dead).
 as_pg "$pgbin/psql" -h localhost -p "$pm" -d pg_auto_failover -qAt -c \
   "ALTER SYSTEM SET pgautofailover.health_check_period = 1000" -c \
   "ALTER SYSTEM SET pgautofailover.health_check_retry_delay = 500" -c \
   "ALTER SYSTEM SET pgautofailover.health_check_max_retries = 1" -c \
   "ALTER SYSTEM SET pgautofailover.node_considered_unhealthy_timeout = 3000" -c \
+  "ALTER SYSTEM SET pgautofailover.primary_demote_timeout = 3000" -c \
   "SELECT pg_reload_conf()" >/dev/null
 
 start_node() {
