@@ -321,6 +321,13 @@ static void test_close_to_open(void)
                                   "server.portmap=off", NULL};
     b = tl_server_start(over_b);
     g_assert_cmpuint(fr_count(ci, (const char *[]){"coherence=shared", "state=live", NULL}), ==, 2);
+    /* Two lock managers on one host, kept apart by their ports. */
+    char *names = fr_pgnfs(&st, NULL,
+                           (const char *[]){"sql", "--conninfo", ci, "-qAt", "-c",
+                                            "SELECT count(*) FROM pgnfs_nlm_server", NULL});
+    g_assert_cmpint(st, ==, 0);
+    g_assert_cmpstr(g_strstrip(names), ==, "2");
+    g_free(names);
 
     m = nr_open(tl_server_port(a), NULL);
     g_assert_nonnull(m);
