@@ -139,6 +139,26 @@ static bool dbfs_coh_fresh(dbfs_coh *h)
     return ok;
 }
 
+/* Tag c's session with our id (one round trip, once per backend), so
+ * that our listener skips the invalidations of its changes. A session
+ * not tagged (yet) only costs our caches those entries. */
+static void dbfs_coh_tag(dbfs_coh *h, dbfs_conn *c)
+{
+    char id[24];
+    dbfs_params p;
+    PGresult *r = NULL;
+    int pid = PQstatus(c->pg) == CONNECTION_OK ? PQbackendPID(c->pg) : 0;
+
+    if (!pid || pid == c->coh_tagged_pid)
+        return;
+    g_snprintf(id, sizeof id, "%" G_GINT64_FORMAT, (gint64)h->id);
+    dbfs_params_init(&p);
+    dbfs_param_bytes(&p, id, strlen(id));
+    if (dbfs_exec(c, DBFS_ST_COH_TAG, &p, &r) == 0 && PQbackendPID(c->pg) == pid)
+        c->coh_tagged_pid = pid;
+    PQclear(r);
+}
+
 /* dbfs_conn_request -- see dbfs.h. */
 void dbfs_conn_request(dbfs_conn *c)
 {
@@ -147,19 +167,27 @@ void dbfs_conn_request(dbfs_conn *c)
     if (!h)
         return;
     atomic_fetch_add(&h->calls, 1);
+    if (!h->shared)
+        return;
+    dbfs_coh_tag(h, c);
     dbfs_coh_req_fs = c->fs;
     dbfs_coh_req_need = atomic_load(&h->started) + 1;
 }
 
-/* One invalidation (payload as schema/006_frontends.sql writes it). */
+/* One invalidation (payload as schema/006_frontends.sql writes it). Ours
+ * (tagged with our id) are skipped: the caches followed those changes
+ * themselves, exactly as with one server. */
 static void dbfs_coh_apply(dbfs_coh *h, const char *p)
 {
+    const char *at = strrchr(p, '@');
     char *end;
 
+    if (at && at[1] && g_ascii_strtoll(at + 1, &end, 10) == h->id && *end == '\0')
+        return;
     atomic_fetch_add(&h->invalidations, 1);
     if (p[0] == 'i') {
         uint64_t ino = strtoull(p + 1, &end, 10);
-        if (*end == '\0') {
+        if (*end == '@') {
             dbfs_cache_inval_ino(h->fs, ino);
             return;
         }
@@ -167,7 +195,7 @@ static void dbfs_coh_apply(dbfs_coh *h, const char *p)
         uint64_t dir = strtoull(p + 1, &end, 10);
         if (*end == ':') {
             char name[DBFS_NAME_MAX + 1];
-            size_t hex = strlen(end + 1), len = hex / 2;
+            size_t hex = at ? (size_t)(at - end - 1) : strlen(end + 1), len = hex / 2;
             bool bad = hex % 2 != 0 || len == 0 || len > DBFS_NAME_MAX;
 
             for (size_t i = 0; !bad && i < len; i++) {
@@ -405,9 +433,10 @@ static void *dbfs_coh_main(void *arg)
     return NULL;
 }
 
-/* Is another live frontend in the way of ours? Returns 0, or -EBUSY with
- * *why (g_malloc'd). Runs inside the registration's transaction. */
-static int dbfs_coh_check(dbfs_coh *h, char **why)
+/* Is another live frontend in the way of ours? Returns 0 and *others
+ * (live shared frontends besides us), or -EBUSY with *why (g_malloc'd).
+ * Runs inside the registration's transaction. */
+static int dbfs_coh_check(dbfs_coh *h, char **why, unsigned *others)
 {
     dbfs_params p;
     PGresult *r = NULL;
@@ -420,8 +449,10 @@ static int dbfs_coh_check(dbfs_coh *h, char **why)
         return rc;
     for (int i = 0; i < PQntuples(r); i++) {
         const char *coh = PQgetvalue(r, i, 5);
-        if (h->shared && strcmp(coh, "shared") == 0)
+        if (h->shared && strcmp(coh, "shared") == 0) {
+            (*others)++;
             continue;
+        }
         *why = g_strdup_printf(
             "another pgnfs server (%s, listening on %s port %d, pid %d, coherence %s, heartbeat "
             "%" G_GINT64_FORMAT " s ago) serves this file system; %s",
@@ -447,6 +478,7 @@ typedef struct {
 static int dbfs_coh_register_txn(dbfs_conn *c, void *arg)
 {
     dbfs_coh_reg *g = arg;
+    unsigned others = 0;
     dbfs_params p;
     PGresult *r = NULL;
     int rc;
@@ -456,10 +488,15 @@ static int dbfs_coh_register_txn(dbfs_conn *c, void *arg)
     rc = dbfs_exec(c, DBFS_ST_ADM_LOCK, &p, &r);
     PQclear(r);
     if (rc == 0)
-        rc = dbfs_coh_check(g->h, g->why);
+        rc = dbfs_coh_check(g->h, g->why, &others);
+    /* The triggers run only while two or more servers share the file
+     * system: the second one to come enables them before it serves (its
+     * caches are empty; the first one's transactions see them from their
+     * next statement on fileatt or naming, which the ALTER's lock orders
+     * after it). A server that starts alone turns them off. */
     if (rc == 0)
         rc = dbfs_script(c, "pgnfs_inval_triggers",
-                         g->h->shared ? dbfs_sql_inval_on : dbfs_sql_inval_off);
+                         g->h->shared && others ? dbfs_sql_inval_on : dbfs_sql_inval_off);
     if (rc == 0)
         rc = dbfs_coh_insert(g->h);
     return rc;

@@ -91,6 +91,9 @@ struct dbfs_conn {
      * holds: a change, a lazy change (dbfs_stmt_def). */
     bool async;
     bool changing, lazy;
+    /* The backend whose changes are tagged with this server's id
+     * (dbfs_conn_request, dbfs_coh.c); 0: none yet. */
+    int coh_tagged_pid;
 };
 
 /*

@@ -248,6 +248,9 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_NLM_TAKE] = {"pgnfs_nlm_take", "SELECT * FROM pgnfs_nlm_take($1::int4)"},
     [DBFS_ST_NLM_GC] = {"pgnfs_nlm_gc", "SELECT pgnfs_nlm_gc()"},
     [DBFS_ST_NLM_COUNT] = {"pgnfs_nlm_count", "SELECT * FROM pgnfs_nlm_counts($1::int4)"},
+    /* Several frontends: the invalidations of this session's changes name
+     * its server ($1, its id in pgnfs_frontends), which skips its own. */
+    [DBFS_ST_COH_TAG] = {"pgnfs_coh_tag", "SELECT set_config('pgnfs.frontend', $1::text, false)"},
 
     /* mkfs and open. */
     [DBFS_ST_ADM_LOCK] = {"pgnfs_adm_lock", "SELECT pg_advisory_xact_lock($1::int8)"},

@@ -54,6 +54,8 @@ typedef enum {
     DBFS_ST_NLM_TAKE,
     DBFS_ST_NLM_GC,
     DBFS_ST_NLM_COUNT,
+    /* several frontends: tag the session's changes (dbfs_coh.c) */
+    DBFS_ST_COH_TAG,
     DBFS_ST_NWORKER,
     DBFS_ST_ADM_LOCK = DBFS_ST_NWORKER,
     DBFS_ST_ADM_EXISTS,

@@ -13,15 +13,17 @@
 -- only if) its transaction commits, in commit order, to every server's
 -- listening connection (dbfs_coh.c). A database holds one file system, so
 -- the channel (scoped to the database by PostgreSQL) is per file system.
--- Payloads:
+-- Payloads, each followed by @<id>: the frontend whose session made the
+-- change (pgnfs.frontend, set by its workers), empty for any other session;
+-- a frontend skips its own (its caches follow its own changes exactly):
 --   i<inode>               the inode's attributes changed or it is gone
 --   n<parent>:<hex name>   the name in that directory changed
 --   *                      too much changed in one transaction: everything
 -- The triggers cover every path that changes rows, whatever runs it (the
 -- server's functions, pgnfs sql, fsck --repair). They are created disabled:
--- a server in `shared` mode enables them at start, one in `single` mode
--- (alone on the file system, checked) disables them, so a lone server pays
--- nothing for them.
+-- the second `shared` server to register enables them before it serves,
+-- and a server that registers alone (any mode) disables them, so a lone
+-- server pays nothing for them.
 
 CREATE TABLE pgnfs_frontends (
     id          bigserial PRIMARY KEY,
@@ -54,7 +56,8 @@ BEGIN
         RETURN;
     END IF;
     PERFORM set_config('pgnfs.inval_n', (n + 1)::text, true);
-    PERFORM pg_notify('pgnfs_inval', CASE WHEN n = 256 THEN '*' ELSE payload END);
+    PERFORM pg_notify('pgnfs_inval', CASE WHEN n = 256 THEN '*' ELSE payload END
+                      || '@' || coalesce(current_setting('pgnfs.frontend', true), ''));
 END $$;
 
 CREATE FUNCTION pgnfs_inval_fileatt() RETURNS trigger
