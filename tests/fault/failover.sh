@@ -35,20 +35,29 @@ fi
 tmp=$(mktemp -d /tmp/pgnfs-failover.XXXXXX)
 chown postgres: "$tmp"
 pids=()
+as_pg() { runuser -u postgres -- env PATH="$pgbin:$PATH" PG_CONFIG="$pgbin/pg_config" "$@"; }
 cleanup() {
   local st=$?
+  # pg_autoctl stop ends a keeper and its PostgreSQL (a keeper still
+  # running would start PostgreSQL again); then our own processes.
+  for n in node1 node2 monitor; do
+    if [[ -d $tmp/$n ]]; then
+      as_pg pg_autoctl stop --pgdata "$tmp/$n" --immediate >/dev/null 2>&1 || true
+    fi
+  done
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   for n in node1 node2 monitor; do
     if [[ -f $tmp/$n/postmaster.pid ]]; then
       runuser -u postgres -- "$pgbin/pg_ctl" -D "$tmp/$n" stop -m immediate >/dev/null 2>&1 || true
     fi
   done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   if [[ $st -ne 0 ]]; then
     echo "--- logs (failed with $st) ---"
     tail -n 30 "$tmp"/*.log 2>/dev/null || true
   fi
-  [[ -n ${PGNFS_TEST_KEEP:-} ]] || rm -rf "$tmp"
+  [[ -n ${PGNFS_TEST_KEEP:-} ]] || rm -rf "$tmp" || true
+  exit "$st"
 }
 trap cleanup EXIT
 
@@ -63,7 +72,6 @@ wait_for() {
     sleep 0.2
   done
 }
-as_pg() { runuser -u postgres -- env PATH="$pgbin:$PATH" PG_CONFIG="$pgbin/pg_config" "$@"; }
 
 pm=$(free_port); p1=$(free_port); p2=$(free_port); nfsport=$(free_port)
 export PGCONNECT_TIMEOUT=5
