@@ -52,6 +52,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -447,8 +448,22 @@ static int dbfs_coh_check(dbfs_coh *h, char **why, unsigned *others)
     rc = dbfs_exec(h->beat, DBFS_ST_FRONT_LIVE, &p, &r);
     if (rc != 0)
         return rc;
-    for (int i = 0; i < PQntuples(r); i++) {
+    for (int i = 0; rc == 0 && i < PQntuples(r); i++) {
         const char *coh = PQgetvalue(r, i, 5);
+        pid_t pid = (pid_t)dbfs_get_i4(r, i, 4);
+        /* A server of this host whose process is gone (killed, its
+         * session not ended yet), or whose process id is ours now: dead,
+         * whatever its row says. */
+        if (strcmp(PQgetvalue(r, i, 1), h->host) == 0 && pid > 0 &&
+            (pid == getpid() || (kill(pid, 0) != 0 && errno == ESRCH))) {
+            dbfs_params d;
+            PGresult *dr = NULL;
+            dbfs_params_init(&d);
+            dbfs_param_i8(&d, dbfs_get_i8(r, i, 0));
+            rc = dbfs_exec(h->beat, DBFS_ST_FRONT_DELETE, &d, &dr);
+            PQclear(dr);
+            continue;
+        }
         if (h->shared && strcmp(coh, "shared") == 0) {
             (*others)++;
             continue;
