@@ -463,8 +463,8 @@ static bool cache_lru_fill_ok(cache_lru *c, uint32_t st, cache_lru_ticket t)
            atomic_load(&c->reset_seq) <= t.seq;
 }
 
-/* Is m alone on stripe st since it began? Called under the key's shard
- * lock. */
+/* Is m alone on stripe st since it began, with no reset since either?
+ * Called under the key's shard lock. */
 static bool cache_lru_store_ok(cache_lru *c, const cache_lru_mut *m, uint32_t st)
 {
     cache_lru_stripe *p = &c->stripes[st];
@@ -472,7 +472,8 @@ static bool cache_lru_store_ok(cache_lru *c, const cache_lru_mut *m, uint32_t st
 
     for (unsigned i = 0; i < m->n; i++)
         held = held || m->stripe[i] == st;
-    return held && atomic_load(&p->inflight) == 1 && atomic_load(&p->last_end) <= m->seq;
+    return held && atomic_load(&p->inflight) == 1 && atomic_load(&p->last_end) <= m->seq &&
+           atomic_load(&c->reset_seq) <= m->seq;
 }
 
 typedef enum { CACHE_LRU_PUT_FILL, CACHE_LRU_PUT_STORE, CACHE_LRU_PUT_FORCE } cache_lru_put_mode;

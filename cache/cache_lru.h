@@ -221,8 +221,9 @@ void cache_lru_clear(cache_lru *c);
  * cache_lru_reset -- drop every entry and refuse every fill whose ticket
  * was taken before the call: for a mutation whose outcome or extent is
  * unknown (a connection lost around its commit), after which nothing read
- * earlier may be stored. Writers in flight may still store (their values
- * are their own commits). Cannot fail.
+ * earlier may be stored; writers in flight when it ran remove instead
+ * of storing (a change made elsewhere, whose invalidation the reset
+ * stands for, may have committed after theirs). Cannot fail.
  */
 void cache_lru_reset(cache_lru *c);
 

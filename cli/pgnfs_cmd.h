@@ -45,7 +45,8 @@ typedef struct {
 
 /* The help texts, each beside its command. */
 extern const char pgnfs_help_serve[], pgnfs_help_mkfs[], pgnfs_help_stats[], pgnfs_help_sql[],
-    pgnfs_help_du[], pgnfs_help_find[], pgnfs_help_fsck[], pgnfs_help_locks[], pgnfs_help_xform[];
+    pgnfs_help_du[], pgnfs_help_find[], pgnfs_help_fsck[], pgnfs_help_locks[], pgnfs_help_xform[],
+    pgnfs_help_frontends[], pgnfs_help_conninfo[];
 
 /* The command table (pgnfs_main.c), terminated by an entry with name NULL. */
 extern const pgnfs_cmd pgnfs_cmds[];
@@ -78,6 +79,16 @@ int pgnfs_cmd_find(const cfg *c, int argc, char **argv);
 int pgnfs_cmd_fsck(const cfg *c, int argc, char **argv);
 int pgnfs_cmd_locks(const cfg *c, int argc, char **argv);
 int pgnfs_cmd_xform(const cfg *c, int argc, char **argv);
+int pgnfs_cmd_frontends(const cfg *c, int argc, char **argv);
+int pgnfs_cmd_conninfo(const cfg *c, int argc, char **argv);
+
+/*
+ * pgnfs_front_stats -- `pgnfs stats`'s lines about the file system's
+ * servers and the database's replication topology, when the database is
+ * reachable without starting anything (a configured conninfo, or the
+ * embedded cluster running); otherwise one line saying so. Cannot fail.
+ */
+void pgnfs_front_stats(const cfg *c);
 
 /*
  * pgnfs_database_peek -- like pgnfs_database, but when the embedded

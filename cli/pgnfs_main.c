@@ -49,6 +49,10 @@ const pgnfs_cmd pgnfs_cmds[] = {
      pgnfs_cmd_locks, false, true, PGNFS_EXIT_USAGE},
     {"xform", "set PATH CHAIN | apply PATH | show PATH... | list  transformation chains",
      pgnfs_help_xform, pgnfs_cmd_xform, false, true, PGNFS_EXIT_USAGE},
+    {"frontends", "  the servers registered on the file system", pgnfs_help_frontends,
+     pgnfs_cmd_frontends, false, true, PGNFS_EXIT_USAGE},
+    {"conninfo", "  the libpq connection string of the file system's database", pgnfs_help_conninfo,
+     pgnfs_cmd_conninfo, false, true, PGNFS_EXIT_USAGE},
     {NULL, NULL, NULL, NULL, false, false, 0},
 };
 

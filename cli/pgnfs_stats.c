@@ -17,6 +17,10 @@
  * Caches and write-back say "not reported" for a server without them.
  * Locks: held and waiting (every server of the file system), this
  * server's NSM state and grace period, grants and calls to clients.
+ * Frontends: this server's coherence mode and invalidations; when the
+ * database is reachable from here (--conninfo, or the embedded cluster
+ * running), every server of the file system and the database's place in
+ * its replication topology (pgnfs_front_stats).
  * --once prints one sample's totals since the server started. --watch
  * repeats until interrupted, clearing the terminal between screens when
  * stdout is one (bench/results/stats-sample.txt shows the screens).
@@ -565,8 +569,37 @@ static void pgnfs_stats_exports(const pgnfs_sample *cur, GString *line)
     printf("exports      %s\n", line->len ? line->str : "not reported by this server");
 }
 
+/* This server among the file system's servers (pgnfs_frontend_*). */
+static void pgnfs_stats_frontend(const pgnfs_sample *cur, const pgnfs_sample *prev, double dt)
+{
+    char id[32] = "", coh[16] = "";
+    bool found = false;
+
+    for (guint i = 0; i < cur->order->len && !found; i++) {
+        const char *key = g_ptr_array_index(cur->order, i);
+        found = g_str_has_prefix(key, "pgnfs_frontend_info{") &&
+                pgnfs_label(key, "id", id, sizeof id) &&
+                pgnfs_label(key, "coherence", coh, sizeof coh);
+    }
+    if (!found) {
+        printf("frontend     not reported by this server\n");
+        return;
+    }
+    if (strcmp(coh, "shared") == 0)
+        printf("frontend     #%s, coherence shared (%s), %.1f invalidations/s, %.1f barriers/s\n",
+               id,
+               pgnfs_get(cur, "pgnfs_frontend_listening", NULL) > 0
+                   ? "receiving invalidations"
+                   : "NOT receiving invalidations: caches bypassed",
+               pgnfs_delta(cur, prev, "pgnfs_frontend_invalidations_total") / dt,
+               pgnfs_delta(cur, prev, "pgnfs_frontend_barriers_total") / dt);
+    else
+        printf("frontend     #%s, coherence single (the file system's only server)\n", id);
+}
+
 /* Print one screen: cur against prev (NULL: totals since the server started). */
-static void pgnfs_stats_print(const char *url, const pgnfs_sample *cur, const pgnfs_sample *prev)
+static void pgnfs_stats_print(const cfg *c, const char *url, const pgnfs_sample *cur,
+                              const pgnfs_sample *prev)
 {
     double up = pgnfs_get(cur, "pgnfs_uptime_seconds", NULL);
     double dt = prev ? cur->when - prev->when : up;
@@ -607,6 +640,8 @@ static void pgnfs_stats_print(const char *url, const pgnfs_sample *cur, const pg
     pgnfs_stats_writeback(cur, prev, dt);
     pgnfs_stats_locks(cur, prev, dt);
     pgnfs_stats_exports(cur, line);
+    pgnfs_stats_frontend(cur, prev, dt);
+    pgnfs_front_stats(c);
     g_string_free(line, TRUE);
 }
 
@@ -700,7 +735,7 @@ int pgnfs_cmd_stats(const cfg *c, int argc, char **argv)
     if (!pgnfs_sample_take(url, &cur))
         goto out;
     if (once) {
-        pgnfs_stats_print(url, &cur, NULL);
+        pgnfs_stats_print(c, url, &cur, NULL);
         rc = PGNFS_EXIT_OK;
         goto out;
     }
@@ -718,7 +753,7 @@ int pgnfs_cmd_stats(const cfg *c, int argc, char **argv)
                          pgnfs_get(&prev, "pgnfs_uptime_seconds", NULL);
         if (restarted)
             printf("(the server restarted since the last sample)\n");
-        pgnfs_stats_print(url, &cur, restarted ? NULL : &prev);
+        pgnfs_stats_print(c, url, &cur, restarted ? NULL : &prev);
         fflush(stdout);
         pgnfs_sample_clear(&prev);
         if (!watch)

@@ -927,4 +927,87 @@ typedef struct {
  */
 int dbfs_admin_locks(dbfs_admin *a, int (*cb)(const dbfs_lock_entry *e, void *arg), void *arg);
 
+/* --- several frontends on one file system (dbfs_coh.c, dbfs_front.c) -----
+ * Every server registers in pgnfs_frontends (schema/005_frontends.sql)
+ * and keeps its row live with a heartbeat. With coherence `single` (one
+ * server, exact caches, the default) a server refuses to start beside
+ * another live one; with `shared`, servers listen for each other's
+ * invalidations and a request answered from the caches has seen every
+ * change committed before it arrived (the argument: dbfs_coh.c). */
+
+/* A row whose heartbeat is older than this many seconds, or whose
+ * database session is gone, belongs to a dead server: it does not count. */
+#define DBFS_FRONTEND_STALE_S 60
+
+typedef struct {
+    const char *host;    /* NULL: the host's name */
+    const char *address; /* what clients reach the server on ("0.0.0.0") */
+    unsigned port;
+    bool shared; /* [cache] coherence = shared */
+} dbfs_frontend_self;
+
+/*
+ * dbfs_frontend_start -- register fs's server, on a session and a thread
+ * of its own that heartbeats and (shared) listens for invalidations;
+ * resets the caches once listening. Call after the server's listener is
+ * open and before it serves. Returns 0; -EBUSY with *why (g_malloc'd: a
+ * message naming the other server and what to change) when another live
+ * server is in the way (single: any; shared: one in single mode); or
+ * -EAGAIN / -EIO / -ENOMEM with *why saying so. dbfs_frontend_stop ends
+ * it and deletes the row (no-op when not started).
+ */
+int dbfs_frontend_start(dbfs *fs, const dbfs_frontend_self *self, char **why);
+void dbfs_frontend_stop(dbfs *fs);
+
+/*
+ * dbfs_conn_request -- a request begins on c (its worker thread): cache
+ * lookups until the next call answer only after seeing every change any
+ * frontend committed before now (shared coherence; nothing otherwise).
+ * Cheap (two atomic operations). Cannot fail.
+ */
+void dbfs_conn_request(dbfs_conn *c);
+
+/* This server's part (all zero when not registered). */
+typedef struct {
+    bool registered, shared, up; /* up: invalidations are being received */
+    int64_t id;
+    uint64_t calls, invalidations, barriers;
+} dbfs_frontend_stats;
+
+/* dbfs_frontend_figures -- fill *out. Cannot fail. */
+void dbfs_frontend_figures(const dbfs *fs, dbfs_frontend_stats *out);
+
+/* One row of pgnfs_frontends (strings valid during the callback only). */
+typedef struct {
+    int64_t id;
+    const char *host, *address, *coherence;
+    unsigned port;
+    int pid;
+    int64_t uptime_s, heartbeat_age_s;
+    uint64_t calls, stat_entries, naming_entries, buffer_bytes, small_bytes, writeback_bytes;
+    uint64_t invalidations;
+    bool live;
+} dbfs_frontend_row;
+
+/*
+ * dbfs_admin_frontends -- every registered server, live or not, to cb
+ * (a nonzero return stops and is returned). Returns 0, cb's value,
+ * -EAGAIN, -EIO.
+ */
+int dbfs_admin_frontends(dbfs_admin *a, int (*cb)(const dbfs_frontend_row *r, void *arg),
+                         void *arg);
+
+/* The database's place in its replication topology. */
+typedef struct {
+    bool standby; /* pg_is_in_recovery(): a read-only standby */
+    char version[32];
+    char server[128];     /* address:port, or "local socket" */
+    char sync_names[256]; /* synchronous_standby_names ("" = none) */
+    unsigned nreplicas;   /* standbys streaming from it */
+    char replicas[512];   /* "name state sync_state, ..." */
+} dbfs_topology;
+
+/* dbfs_admin_topology -- fill *out (one query). Returns 0, -EAGAIN, -EIO. */
+int dbfs_admin_topology(dbfs_admin *a, dbfs_topology *out);
+
 #endif /* PGNFS_DBFS_H */

@@ -32,8 +32,10 @@
  *   A dbfs_cache belongs to its dbfs and is shared by every connection's
  *   thread; it is created by dbfs_open and freed by dbfs_close. The caches
  *   copy values in and out: nothing here points into caller memory after
- *   a call returns. Caches assume this process is the database's only
- *   writer (README, configuration).
+ *   a call returns. With [cache] coherence = single the caches assume
+ *   this process is the database's only writer; with shared, other
+ *   frontends' changes arrive as invalidations (dbfs_coh.c) and every
+ *   lookup first waits for its request's barrier (fs->coh_fresh).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -122,6 +124,8 @@ int dbfs_cache_attr(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
 {
     if (!fs->cache || !fs->cache->stat)
         return -ENOENT;
+    if (fs->coh_fresh && !fs->coh_fresh(fs->coh))
+        return -ENOENT;
     return cache_stat_get(fs->cache->stat, fh.ino, fh.gen, out);
 }
 
@@ -143,6 +147,8 @@ cache_name_result dbfs_cache_name(dbfs *fs, uint64_t dir, const char *name, dbfs
     cache_name_result r;
 
     if (!fs->cache || !fs->cache->name)
+        return CACHE_NAME_MISS;
+    if (fs->coh_fresh && !fs->coh_fresh(fs->coh))
         return CACHE_NAME_MISS;
     r = cache_name_get(fs->cache->name, dir, name, strlen(name), &ino, &gen);
     if (r == CACHE_NAME_FOUND && out) {
@@ -360,6 +366,45 @@ void dbfs_cache_file_end(dbfs_cache_op *op, int rc, const dbfs_attr *post)
             cache_stat_forget(op->cache->stat, op->inos[0]);
     }
     dbfs_cache_end(op);
+}
+
+/*
+ * dbfs_cache_inval_ino -- see dbfs_cache.h. cache_stat_victim holds the
+ * inode's stripe around the removal.
+ */
+void dbfs_cache_inval_ino(dbfs *fs, uint64_t ino)
+{
+    if (fs->cache && fs->cache->stat)
+        cache_stat_victim(fs->cache->stat, ino, 0, false);
+}
+
+/*
+ * dbfs_cache_inval_name -- see dbfs_cache.h.
+ */
+void dbfs_cache_inval_name(dbfs *fs, uint64_t dir, const char *name, size_t len)
+{
+    cache_lru_mut m;
+
+    if (!fs->cache || !fs->cache->name)
+        return;
+    cache_name_mut_begin(fs->cache->name, &m, &dir, 1);
+    cache_name_forget(fs->cache->name, dir, name, len);
+    cache_name_mut_end(fs->cache->name, &m);
+}
+
+/*
+ * dbfs_cache_inval_all -- see dbfs_cache.h.
+ */
+void dbfs_cache_inval_all(dbfs *fs)
+{
+    if (!fs->cache)
+        return;
+    if (fs->cache->stat)
+        cache_stat_reset(fs->cache->stat);
+    if (fs->cache->name)
+        cache_name_reset(fs->cache->name);
+    if (fs->cache->dir)
+        cache_dir_reset(fs->cache->dir);
 }
 
 static void dbfs_cache_figures_of(dbfs_cache_figures *f, const char *name, bool on, uint64_t cap,

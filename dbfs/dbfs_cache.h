@@ -12,6 +12,7 @@
 #define PGNFS_DBFS_CACHE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cache_dir.h"
@@ -104,5 +105,16 @@ void dbfs_cache_end(dbfs_cache_op *op);
  * after (NULL if not known: the entry is dropped). */
 void dbfs_cache_file_begin(dbfs *fs, dbfs_fh fh, dbfs_cache_op *op);
 void dbfs_cache_file_end(dbfs_cache_op *op, int rc, const dbfs_attr *post);
+
+/*
+ * Invalidations from other frontends (dbfs_coh.c), each applied as a
+ * mutation of its guard, so that fills and stores that overlapped it are
+ * refused: an inode's attributes (the stat cache), a name in a directory
+ * (the naming cache), everything (stat, naming and listing caches reset).
+ * Cannot fail.
+ */
+void dbfs_cache_inval_ino(dbfs *fs, uint64_t ino);
+void dbfs_cache_inval_name(dbfs *fs, uint64_t dir, const char *name, size_t len);
+void dbfs_cache_inval_all(dbfs *fs);
 
 #endif /* PGNFS_DBFS_CACHE_H */

@@ -96,6 +96,9 @@ struct dbfs_conn {
     struct xf_work *xf;
     char *xf_buf;
     size_t xf_buf_len;
+    /* The backend whose changes are tagged with this server's id
+     * (dbfs_conn_request, dbfs_coh.c); 0: none yet. */
+    int coh_tagged_pid;
 };
 
 /*

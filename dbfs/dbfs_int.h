@@ -25,7 +25,8 @@
  *     dbfs_wb.c             the write-back buffer of UNSTABLE writes
  *     dbfs_dirlist.c        READDIR pages from the listing cache
  *     dbfs_attr.c dbfs_names.c dbfs_readdir.c dbfs_read.c dbfs_write.c
- *     dbfs_stats.c dbfs_fs.c dbfs_admin.c dbfs_fsck.c   (the API, dbfs.h)
+ *     dbfs_stats.c dbfs_fs.c dbfs_admin.c dbfs_fsck.c dbfs_coh.c
+ *     dbfs_front.c                                     (the API, dbfs.h)
  */
 #ifndef PGNFS_DBFS_INT_H
 #define PGNFS_DBFS_INT_H
@@ -44,6 +45,7 @@ struct cache_chunk;
 struct cache_small;
 struct cache_wb;
 struct dbfs_space;
+typedef struct dbfs_coh dbfs_coh;
 
 /* The database's FSSTAT figures, kept a moment (dbfs_attr.c): computing
  * the database's size stats every file of it. */
@@ -92,6 +94,11 @@ struct dbfs {
     struct xf_env *xf;
     _Atomic uint64_t xf_seen[DBFS_XF_SEEN_SLOTS];
     _Atomic uint64_t xf_seen_chain[DBFS_XF_SEEN_SLOTS]; /* its chain id */
+    /* This frontend among others (dbfs_coh.c); NULL: not registered. */
+    dbfs_coh *coh;
+    /* Shared coherence: may a cache lookup answer now (it waits for the
+     * request's barrier)? NULL: always (set while no request runs). */
+    bool (*coh_fresh)(dbfs_coh *h);
 };
 
 #endif /* PGNFS_DBFS_INT_H */

@@ -248,6 +248,9 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_NLM_TAKE] = {"pgnfs_nlm_take", "SELECT * FROM pgnfs_nlm_take($1::int4)"},
     [DBFS_ST_NLM_GC] = {"pgnfs_nlm_gc", "SELECT pgnfs_nlm_gc()"},
     [DBFS_ST_NLM_COUNT] = {"pgnfs_nlm_count", "SELECT * FROM pgnfs_nlm_counts($1::int4)"},
+    /* Several frontends: the invalidations of this session's changes name
+     * its server ($1, its id in pgnfs_frontends), which skips its own. */
+    [DBFS_ST_COH_TAG] = {"pgnfs_coh_tag", "SELECT set_config('pgnfs.frontend', $1::text, false)"},
 
     /* Guarded files (25_xform.sql; dbfs_xf.c, dbfs_xf_write.c): a chain's
      * text by id; the first step of a guarded write (change, size, chain
@@ -450,11 +453,88 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                            " LEFT JOIN pgnfs_xform_chain c ON c.id = p.chain"
                            " WHERE coalesce(f.chain, 0) <> coalesce(p.chain, 0)"
                            " ORDER BY f.inode"},
+    /* Several frontends (schema/005_frontends.sql). A live row: heartbeat
+     * younger than $1 seconds and its session still connected. */
+    [DBFS_ST_FRONT_LIVE] = {"pgnfs_front_live",
+                            "SELECT id, host, address, port, pid, coherence,"
+                            " extract(epoch FROM now() - heartbeat)::int8"
+                            " FROM pgnfs_frontends f"
+                            " WHERE heartbeat > now() - make_interval(secs => $1::int8)"
+                            "   AND EXISTS (SELECT 1 FROM pg_stat_activity a"
+                            "               WHERE a.pid = f.backend_pid)"
+                            " ORDER BY id"},
+    /* Register: rows that are not live go (dead servers), ours comes in. */
+    [DBFS_ST_FRONT_INSERT] = {"pgnfs_front_insert",
+                              "WITH gone AS (DELETE FROM pgnfs_frontends f"
+                              "  WHERE heartbeat <= now() - make_interval(secs => $6::int8)"
+                              "     OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a"
+                              "                    WHERE a.pid = f.backend_pid))"
+                              " INSERT INTO pgnfs_frontends (host, address, port, pid, coherence,"
+                              "   backend_pid)"
+                              " VALUES ($1::text, $2::text, $3::int4, $4::int4, $5::text,"
+                              "   pg_backend_pid()) RETURNING id"},
+    [DBFS_ST_FRONT_BEAT] = {"pgnfs_front_beat",
+                            "UPDATE pgnfs_frontends SET heartbeat = now(),"
+                            " backend_pid = pg_backend_pid(), calls = $2::int8,"
+                            " stat_entries = $3::int8, naming_entries = $4::int8,"
+                            " buffer_bytes = $5::int8, small_bytes = $6::int8,"
+                            " writeback_bytes = $7::int8, invalidations = $8::int8"
+                            " WHERE id = $1::int8 RETURNING id"},
+    [DBFS_ST_FRONT_DELETE] = {"pgnfs_front_delete",
+                              "DELETE FROM pgnfs_frontends WHERE id = $1::int8"},
+    /* pgnfs frontends: every row, live ($1 as in LIVE) or not. */
+    [DBFS_ST_FRONT_LIST] = {"pgnfs_front_list",
+                            "SELECT id, host, address, port, pid, coherence,"
+                            " extract(epoch FROM now() - started)::int8,"
+                            " extract(epoch FROM now() - heartbeat)::int8, calls,"
+                            " stat_entries, naming_entries, buffer_bytes, small_bytes,"
+                            " writeback_bytes, invalidations,"
+                            " (heartbeat > now() - make_interval(secs => $1::int8)"
+                            "  AND EXISTS (SELECT 1 FROM pg_stat_activity a"
+                            "              WHERE a.pid = f.backend_pid))"
+                            " FROM pgnfs_frontends f ORDER BY id"},
+    /* pgnfs stats: the database's place in its replication topology. */
+    [DBFS_ST_FRONT_TOPOLOGY] = {"pgnfs_front_topology",
+                                "SELECT pg_is_in_recovery(), current_setting('server_version'),"
+                                " coalesce(host(inet_server_addr()), 'local socket'),"
+                                " coalesce(inet_server_port(), 0),"
+                                " current_setting('synchronous_standby_names'),"
+                                " (SELECT count(*) FROM pg_stat_replication)::int8,"
+                                " (SELECT coalesce(string_agg(coalesce(application_name, '?')"
+                                "    || ' ' || coalesce(state, '?') || ' '"
+                                "    || coalesce(sync_state, '?'), ', '), '')"
+                                "  FROM pg_stat_replication)"},
+    /* A frontend's barrier: a notification of its own, on the channel. */
+    [DBFS_ST_COH_BARRIER] = {"pgnfs_coh_barrier", "SELECT pg_notify('pgnfs_inval', $1::text)"},
 };
 
 const char dbfs_sql_vacuum_data[] = "VACUUM allfiles";
 const char dbfs_sql_vacuum_all[] = "VACUUM";
 const char dbfs_sql_checkpoint[] = "CHECKPOINT";
+
+const char dbfs_sql_inval_on[] =
+    "DO $$ BEGIN\n"
+    "  IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'pgnfs_inval_fileatt'\n"
+    "             AND tgenabled = 'D') THEN\n"
+    "    ALTER TABLE fileatt ENABLE TRIGGER pgnfs_inval_fileatt;\n"
+    "  END IF;\n"
+    "  IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'pgnfs_inval_naming'\n"
+    "             AND tgenabled = 'D') THEN\n"
+    "    ALTER TABLE naming ENABLE TRIGGER pgnfs_inval_naming;\n"
+    "  END IF;\n"
+    "END $$";
+const char dbfs_sql_inval_off[] =
+    "DO $$ BEGIN\n"
+    "  IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'pgnfs_inval_fileatt'\n"
+    "             AND tgenabled <> 'D') THEN\n"
+    "    ALTER TABLE fileatt DISABLE TRIGGER pgnfs_inval_fileatt;\n"
+    "  END IF;\n"
+    "  IF EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'pgnfs_inval_naming'\n"
+    "             AND tgenabled <> 'D') THEN\n"
+    "    ALTER TABLE naming DISABLE TRIGGER pgnfs_inval_naming;\n"
+    "  END IF;\n"
+    "END $$";
+const char dbfs_sql_coh_listen[] = "SET synchronous_commit = off; LISTEN pgnfs_inval";
 
 /* mkfs --force: every object the schema files create, gone. Tables first
  * (CASCADE takes the functions over their row types), then what remains. */
@@ -463,6 +543,7 @@ const char dbfs_sql_drop_all[] =
     "DROP SCHEMA IF EXISTS pgnfs CASCADE;\n"
     "DROP TABLE IF EXISTS pgnfs_nlm_lock, pgnfs_nlm_wait, pgnfs_nlm_share, pgnfs_nlm_owner,"
     " pgnfs_nlm_host, pgnfs_nlm_server CASCADE;\n"
+    "DROP TABLE IF EXISTS pgnfs_frontends;\n"
     "DROP TABLE IF EXISTS allfiles, naming, fileatt, pgnfs_fs CASCADE;\n"
     /* The per-file tables of the inversion and hybrid layouts. */
     "DROP TABLE IF EXISTS pgnfs_filetab;\n"

@@ -58,6 +58,8 @@ typedef enum {
     DBFS_ST_XF_CHAIN_TEXT,
     DBFS_ST_XF_OLD,
     DBFS_ST_XF_WRITE,
+    /* several frontends: tag the session's changes (dbfs_coh.c) */
+    DBFS_ST_COH_TAG,
     DBFS_ST_NWORKER,
     DBFS_ST_ADM_LOCK = DBFS_ST_NWORKER,
     DBFS_ST_ADM_EXISTS,
@@ -94,6 +96,14 @@ typedef enum {
     DBFS_ST_XF_LOCK,
     DBFS_ST_XF_RECHAIN,
     DBFS_ST_XF_STRAYS,
+    /* several frontends (dbfs_front.c, dbfs_coh.c) */
+    DBFS_ST_FRONT_LIVE,
+    DBFS_ST_FRONT_INSERT,
+    DBFS_ST_FRONT_BEAT,
+    DBFS_ST_FRONT_DELETE,
+    DBFS_ST_FRONT_LIST,
+    DBFS_ST_FRONT_TOPOLOGY,
+    DBFS_ST_COH_BARRIER,
     DBFS_ST_COUNT
 } dbfs_stmt;
 
@@ -119,6 +129,13 @@ extern const char dbfs_sql_vacuum_data[];
 extern const char dbfs_sql_vacuum_all[];
 /* And the checkpoint after it, which recycles the WAL they wrote. */
 extern const char dbfs_sql_checkpoint[];
+/* The invalidation triggers (schema/005_frontends.sql) on, or off; each
+ * takes the tables' lock only when they are not as wanted already. */
+extern const char dbfs_sql_inval_on[];
+extern const char dbfs_sql_inval_off[];
+/* A frontend's listening session: LISTEN, and commits that need not wait
+ * for the disk (its barriers change nothing). */
+extern const char dbfs_sql_coh_listen[];
 
 /* Attribute columns as every statement returns them, in this order. */
 #define DBFS_ATTR_NCOLS 15

@@ -112,6 +112,10 @@ typedef struct {
      * bound in bytes, 0 = auto (default: cfg_small_auto) */
     unsigned small_file_size;
     unsigned small_files;
+    /* [cache] coherence: single (the only server of its file system,
+     * checked at start) or shared (several servers, caches kept coherent
+     * through the database); default single */
+    char *coherence;
     /* [writeback] UNSTABLE writes held in memory until COMMIT (dbfs_wb.c) */
     bool wb_enable;        /* enable; default true */
     unsigned wb_size;      /* buffer_size: bytes held at most; default 256 MiB */

@@ -27,6 +27,7 @@ static const char *const cfg_levels[] = {"error", "warning", "info", "debug", NU
 static const char *const cfg_storages[] = {"single", "inversion", "hybrid", NULL};
 static const char *const cfg_encodings[] = {"binary", "base64", NULL};
 static const char *const cfg_portmap_modes[] = {"auto", "on", "off", NULL};
+static const char *const cfg_coherences[] = {"single", "shared", NULL};
 
 const cfg_key cfg_keys[] = {
     {"database", "conninfo", CFG_T_STRING, offsetof(cfg, conninfo), "", 0, 0, NULL, false},
@@ -81,6 +82,8 @@ const cfg_key cfg_keys[] = {
      NULL, false},
     {"cache", "small_files", CFG_T_SIZE, offsetof(cfg, small_files), "auto", 65536, 4294967295u,
      NULL, false},
+    {"cache", "coherence", CFG_T_CHOICE, offsetof(cfg, coherence), "single", 0, 0, cfg_coherences,
+     false},
     {"writeback", "enable", CFG_T_BOOL, offsetof(cfg, wb_enable), "true", 0, 0, NULL, false},
     {"writeback", "buffer_size", CFG_T_UINT, offsetof(cfg, wb_size), "268435456", 1048576,
      4294967295u, NULL, false},

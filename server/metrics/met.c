@@ -21,6 +21,7 @@
  *   pgnfs_drc_entries                               replies held by the DRC
  *   pgnfs_cache_*{cache}                            cache figures (met_caches)
  *   pgnfs_writeback_*                               write-back buffer (met_writeback)
+ *   pgnfs_frontend_*                                this server among several (met_frontend)
  *   pgnfs_export_info{path,client,access,mode}      1 per client entry of an export:
  *                                                   access rw|ro, mode sync|async
  *
@@ -156,6 +157,38 @@ static void met_writeback(dbfs *fs, GString *out)
                            (double)w.oldest_age_ms / 1000.0);
 }
 
+/*
+ * met_frontend -- this server among the file system's servers, from
+ * dbfs_frontend_figures: its id in pgnfs_frontends and coherence mode
+ * (pgnfs_frontend_info), whether it receives the others' invalidations
+ * (shared), invalidations applied and barriers sent (counters).
+ */
+static void met_frontend(dbfs *fs, GString *out)
+{
+    dbfs_frontend_stats f;
+
+    dbfs_frontend_figures(fs, &f);
+    if (!f.registered)
+        return;
+    g_string_append_printf(
+        out,
+        "# HELP pgnfs_frontend_info This server's row in pgnfs_frontends and its coherence.\n"
+        "# TYPE pgnfs_frontend_info gauge\n"
+        "pgnfs_frontend_info{id=\"%" G_GINT64_FORMAT "\",coherence=\"%s\"} 1\n"
+        "# HELP pgnfs_frontend_listening 1 while the other servers' invalidations arrive "
+        "(shared coherence; 0: the caches are bypassed).\n"
+        "# TYPE pgnfs_frontend_listening gauge\n"
+        "pgnfs_frontend_listening %d\n"
+        "# HELP pgnfs_frontend_invalidations_total Invalidations received from the database.\n"
+        "# TYPE pgnfs_frontend_invalidations_total counter\n"
+        "pgnfs_frontend_invalidations_total %" G_GUINT64_FORMAT "\n"
+        "# HELP pgnfs_frontend_barriers_total Barriers sent before answering from the caches.\n"
+        "# TYPE pgnfs_frontend_barriers_total counter\n"
+        "pgnfs_frontend_barriers_total %" G_GUINT64_FORMAT "\n",
+        (gint64)f.id, f.shared ? "shared" : "single", f.shared && f.up ? 1 : 0,
+        (guint64)f.invalidations, (guint64)f.barriers);
+}
+
 /* A label value of the text format: backslash, double quote and newline
  * escaped (export paths have no other control characters). */
 static void met_label_value(GString *out, const char *v)
@@ -217,6 +250,7 @@ static void met_text(met *m, GString *out)
     srv_rt_metrics(m->rt, out);
     met_caches(m->fs, out);
     met_writeback(m->fs, out);
+    met_frontend(m->fs, out);
     met_exports(m->cfg, out);
     if (m->more)
         m->more(m->more_arg, out);

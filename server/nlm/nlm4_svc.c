@@ -121,6 +121,11 @@ int nlm4_start(nlm4_svc *s, unsigned port)
     int rc;
 
     s->port = port;
+    /* Several servers of one file system may share a host: unless named,
+     * a shared-coherence server's lock manager is host:port. */
+    if (!(s->cfg->nlm_server_name && *s->cfg->nlm_server_name) && s->cfg->coherence &&
+        strcmp(s->cfg->coherence, "shared") == 0)
+        g_snprintf(s->name, sizeof s->name, "%s:%u", g_get_host_name(), port);
     rc = dbfs_lock_watch_open(s->fs, &s->watch);
     if (rc == 0)
         rc =

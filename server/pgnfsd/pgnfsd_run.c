@@ -8,13 +8,16 @@
  * SIGTERM, and takes it all down again.
  *
  *   pgnfsd_run:  setup ctx (fresh write verifier) --> runtime, programs
- *             --> main listener (fail: -1) --> the lock service starts
+ *             --> main listener (fail: -1) --> registered among the file
+ *             system's servers ([cache] coherence; refused: -1)
+ *             --> the lock service starts
  *             (NSM state, grace period, SM_NOTIFY) --> rpcbind registration or
  *             the built-in portmapper --> flusher, metrics endpoint
  *             --> "serving" line --> srv_rt_run (workers, event loop)
  *             --signal--> workers finish their calls, statistics
  *             --> the write-back flusher stores what is buffered
- *             --> metrics stop --> runtime freed --> lock service stopped
+ *             --> metrics stop --> runtime freed --> unregistered
+ *             --> lock service stopped
  *             --> rpcbind unregister
  *
  * NOTES
@@ -231,6 +234,21 @@ static srv_rt *pgnfsd_run_runtime(const cfg *c, dbfs *fs, srv_ctx *ctx, pgnfsd_r
     return rt;
 }
 
+/* Register among the file system's servers ([cache] coherence), once
+ * the listener holds the port. Returns 0, or -1 after logging why not. */
+static int pgnfsd_run_frontend(const cfg *c, dbfs *fs, unsigned port)
+{
+    const dbfs_frontend_self self = {
+        .address = c->listen, .port = port, .shared = strcmp(c->coherence, "shared") == 0};
+    char *why = NULL;
+
+    if (dbfs_frontend_start(fs, &self, &why) == 0)
+        return 0;
+    g_critical("cannot start: %s", why ? why : "cannot register among the file system's servers");
+    g_free(why);
+    return -1;
+}
+
 int pgnfsd_run(const cfg *c, dbfs *fs)
 {
     srv_ctx ctx;
@@ -255,7 +273,8 @@ int pgnfsd_run(const cfg *c, dbfs *fs)
     pthread_sigmask(SIG_BLOCK, &mask, &old);
 
     rt = pgnfsd_run_runtime(c, fs, &ctx, &locks, &port);
-    if (!rt || (locks.svc && nlm4_start(locks.svc, port) != 0) ||
+    if (!rt || pgnfsd_run_frontend(c, fs, port) != 0 ||
+        (locks.svc && nlm4_start(locks.svc, port) != 0) ||
         pmap_start(rt, c, port, c->udp, &pm) != 0 ||
         met_start(c, rt, fs, locks.svc ? pgnfsd_run_lock_metrics : NULL, locks.svc, &metrics) != 0)
         goto out;
@@ -266,6 +285,7 @@ out:
     pgnfsd_flusher_stop(flusher);
     met_stop(metrics);
     srv_rt_free(rt);
+    dbfs_frontend_stop(fs);
     nlm4_free(locks.svc);
     pmap_stop(pm);
     srv_ctx_clear(&ctx);

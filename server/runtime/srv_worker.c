@@ -108,6 +108,8 @@ static void srv_worker_connect(srv_worker *w)
 static void srv_worker_run(srv_worker *w, srv_job *job)
 {
     srv_worker_connect(w);
+    if (w->db)
+        dbfs_conn_request(w->db);
     if (srv_dispatch_record(w->all->env, w->db, job->rec, job->len, &job->from, &w->out) ==
         SRV_DISPATCH_REPLY)
         job->ops->reply(job, srv_buf_msg(&w->out), w->out.len);

@@ -289,7 +289,8 @@ static void test_unreachable(void)
 static void test_second_server(void)
 {
     char *db = g_strdup_printf("database.conninfo=%s", tl_server_conninfo(pt.server));
-    const char *const over[] = {db, "nlm.server_name=beta", "server.portmap=off", NULL};
+    const char *const over[] = {db, "nlm.server_name=beta", "server.portmap=off",
+                                "cache.coherence=shared", NULL};
     tl_server *b = tl_server_start(over);
     nr_ctx *c, *cb2 = nr_open(tl_server_port(b), NULL);
     nr_fh f = fresh_file(&c);
@@ -360,6 +361,7 @@ int main(int argc, char **argv)
                                 "nlm.server_name=alpha",
                                 "nlm.grace=3600",
                                 "metrics.enable=true",
+                                "cache.coherence=shared",
                                 mport,
                                 NULL};
     g_test_init(&argc, &argv, NULL);

@@ -100,12 +100,14 @@ static void test_grace(void)
  */
 static void test_two_servers(void)
 {
-    const char *const over1[] = {"nlm.server_name=one", "nlm.grace=45", NULL};
+    const char *const over1[] = {"nlm.server_name=one", "nlm.grace=45", "cache.coherence=shared",
+                                 NULL};
     nr_fh root, f;
     nr_ctx *c1, *c2;
     tl_server *s1 = own_server(over1, &root, &c1), *s2;
     char *db = g_strdup_printf("database.conninfo=%s", tl_server_conninfo(s1));
-    const char *const over2[] = {db, "nlm.server_name=two", "nlm.grace=2", NULL};
+    const char *const over2[] = {db, "nlm.server_name=two", "nlm.grace=2", "cache.coherence=shared",
+                                 NULL};
     nl_owner own_d = {"hostD", 4, "4@hostD"};
     nl_holder h;
     int64_t deadline;
