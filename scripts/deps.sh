@@ -17,6 +17,8 @@ if [[ "${1:-}" == "--test" || "${1:-}" == "--bench" ]]; then
   pkgs+=(clang-format gnuplot-nox iproute2 procps)
   # proto/portmap: a private rpcbind for the "register with rpcbind" case
   pkgs+=(rpcbind)
+  # fault/failover: a primary and a synchronous standby under pg_auto_failover
+  pkgs+=(pg-auto-failover-cli postgresql-15-auto-failover)
 fi
 if [[ "${1:-}" == "--bench" ]]; then
   pkgs+=(nfs-ganesha nfs-ganesha-vfs rpcbind python3 clang libclang-rt-14-dev linux-perf)

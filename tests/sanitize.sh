@@ -43,7 +43,7 @@ export LSAN_OPTIONS="suppressions=$top/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="log_path=$reports/asan:halt_on_error=1:abort_on_error=1:print_stacktrace=1"
 
 args=("$@")
-[[ ${#args[@]} -gt 0 ]] || args=(-LE 'style|docker')
+[[ ${#args[@]} -gt 0 ]] || args=(-LE 'style|docker|ha')
 status=0
 (cd "$build" && ctest --output-on-failure -j 2 "${args[@]}") || status=$?
 
