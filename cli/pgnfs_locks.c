@@ -30,6 +30,7 @@
 
 #include <glib.h>
 
+#include "dbfs_locks.h"
 #include "pgnfs_cmd.h"
 
 const char pgnfs_help_locks[] =

@@ -21,6 +21,7 @@
 
 #include <glib.h>
 
+#include "dbfs_locks.h"
 #include "dbfs_conn.h"
 
 /* Columns of pgnfs_nlm_res. */

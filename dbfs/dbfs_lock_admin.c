@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dbfs_locks.h"
 #include "dbfs_admin.h"
 
 /* Microseconds between 1970-01-01 and 2000-01-01 (timestamptz's epoch). */

@@ -24,6 +24,7 @@
 
 #include <glib.h>
 
+#include "dbfs_locks.h"
 #include "dbfs_conn.h"
 #include "dbfs_int.h"
 

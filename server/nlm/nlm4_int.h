@@ -37,6 +37,7 @@
 
 #include <glib.h>
 
+#include "dbfs_locks.h"
 #include "nlm4.h" /* the XDR types (rpc/nlm4.x) */
 #include "nlm4_svc.h"
 #include "srv_client.h"

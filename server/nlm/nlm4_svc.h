@@ -28,6 +28,7 @@
 
 #include <glib.h>
 
+#include "dbfs_locks.h"
 #include "cfg.h"
 #include "dbfs.h"
 #include "srv.h"

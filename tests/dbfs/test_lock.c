@@ -14,6 +14,7 @@
 
 #include <libpq-fe.h>
 
+#include "dbfs_locks.h"
 #include "td.h"
 #include "testlib.h"
 
