@@ -302,17 +302,6 @@ int cache_chunk_wrote(cache_chunk *cc, uint64_t ino, uint64_t chunk, int64_t pre
 /* cache_chunk_get_stats -- see cache_chunk.h. */
 void cache_chunk_get_stats(cache_chunk *cc, cache_chunk_stats *out)
 {
-    cache_lru_stats st;
-
-    cache_lru_get_stats(cc->lru, &st);
-    memset(out, 0, sizeof *out);
-    out->hits = atomic_load(&cc->hits);
-    out->misses = atomic_load(&cc->misses);
-    out->stale = atomic_load(&cc->stale);
-    out->inserts = st.inserts;
-    out->evictions = st.evictions;
-    out->invalidations = st.invalidations;
-    out->entries = st.entries;
-    out->bytes = st.charge;
-    out->capacity = cc->capacity;
+    cache_lru_tagged_stats(cc->lru, atomic_load(&cc->hits), atomic_load(&cc->misses),
+                           atomic_load(&cc->stale), cc->capacity, out);
 }

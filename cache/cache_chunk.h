@@ -53,12 +53,7 @@
 
 typedef struct cache_chunk cache_chunk;
 
-typedef struct {
-    uint64_t hits, misses;
-    uint64_t stale; /* of the misses: an entry was there, tagged otherwise */
-    uint64_t inserts, evictions, invalidations;
-    uint64_t entries, bytes, capacity; /* bytes: the charge held now */
-} cache_chunk_stats;
+typedef cache_tagged_stats cache_chunk_stats;
 
 /*
  * cache_chunk_new -- a cache holding at most capacity bytes of chunks

@@ -711,3 +711,22 @@ void cache_lru_get_stats(cache_lru *c, cache_lru_stats *out)
         pthread_mutex_unlock(&s->lock);
     }
 }
+
+/* cache_lru_tagged_stats -- see cache_lru.h. */
+void cache_lru_tagged_stats(cache_lru *c, uint64_t hits, uint64_t misses, uint64_t stale,
+                            uint64_t capacity, cache_tagged_stats *out)
+{
+    cache_lru_stats st;
+
+    cache_lru_get_stats(c, &st);
+    memset(out, 0, sizeof *out);
+    out->hits = hits;
+    out->misses = misses;
+    out->stale = stale;
+    out->inserts = st.inserts;
+    out->evictions = st.evictions;
+    out->invalidations = st.invalidations;
+    out->entries = st.entries;
+    out->bytes = st.charge;
+    out->capacity = capacity;
+}

@@ -107,6 +107,21 @@ typedef struct {
     uint64_t capacity;
 } cache_lru_stats;
 
+/* The counters of a cache whose entries are tagged with their file's
+ * ctime (cache_chunk.h, cache_small.h): hits and misses are that layer's,
+ * the rest cache_lru's. */
+typedef struct {
+    uint64_t hits, misses;
+    uint64_t stale; /* of the misses: an entry was there, tagged otherwise */
+    uint64_t inserts, evictions, invalidations;
+    uint64_t entries, bytes, capacity; /* bytes: the charge held now */
+} cache_tagged_stats;
+
+/* cache_lru_tagged_stats -- fill *out from c's counters and the layer's
+ * hits, misses, stale and capacity. Cannot fail. */
+void cache_lru_tagged_stats(cache_lru *c, uint64_t hits, uint64_t misses, uint64_t stale,
+                            uint64_t capacity, cache_tagged_stats *out);
+
 /* A reader's ticket: the mutation sequence number before it read. */
 typedef struct {
     uint64_t seq;

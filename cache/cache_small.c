@@ -199,18 +199,6 @@ int cache_small_wrote(cache_small *cs, uint64_t ino, int64_t pre, uint64_t pre_s
 /* cache_small_get_stats -- see cache_small.h. */
 void cache_small_get_stats(cache_small *cs, cache_small_stats *out)
 {
-    cache_lru_stats st;
-
-    cache_lru_get_stats(cs->lru, &st);
-    memset(out, 0, sizeof *out);
-    out->hits = atomic_load(&cs->hits);
-    out->misses = atomic_load(&cs->misses);
-    out->stale = atomic_load(&cs->stale);
-    out->inserts = st.inserts;
-    out->evictions = st.evictions;
-    out->invalidations = st.invalidations;
-    out->entries = st.entries;
-    out->bytes = st.charge;
-    out->capacity = cs->capacity;
-    out->max_file = cs->max_file;
+    cache_lru_tagged_stats(cs->lru, atomic_load(&cs->hits), atomic_load(&cs->misses),
+                           atomic_load(&cs->stale), cs->capacity, out);
 }

@@ -36,13 +36,7 @@
 
 typedef struct cache_small cache_small;
 
-typedef struct {
-    uint64_t hits, misses;
-    uint64_t stale; /* of the misses: an entry was there, tagged otherwise */
-    uint64_t inserts, evictions, invalidations;
-    uint64_t entries, bytes, capacity;
-    uint32_t max_file;
-} cache_small_stats;
+typedef cache_tagged_stats cache_small_stats;
 
 /*
  * cache_small_new -- a cache of at most capacity bytes (a small overhead

@@ -455,3 +455,22 @@ unsigned dbfs_cache_figures_meta(const dbfs *fs, dbfs_cache_figures *out, unsign
     }
     return n;
 }
+
+/* dbfs_cache_figures_tagged -- see dbfs_cache.h. */
+void dbfs_cache_figures_tagged(const char *name, const cache_tagged_stats *st,
+                               dbfs_cache_figures *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name = name;
+    if (!st)
+        return;
+    out->enabled = true;
+    out->capacity = st->capacity;
+    out->entries = st->bytes;
+    out->hits = st->hits;
+    out->misses = st->misses;
+    out->inserts = st->inserts;
+    out->evictions = st->evictions;
+    out->invalidations = st->invalidations;
+    out->refused = st->stale;
+}

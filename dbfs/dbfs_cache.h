@@ -73,6 +73,11 @@ cache_dir *dbfs_cache_dir(dbfs *fs);
  * Returns how many were written. Cannot fail. */
 unsigned dbfs_cache_figures_meta(const dbfs *fs, dbfs_cache_figures *out, unsigned max);
 
+/* The row named name of a cache tagged by ctime (buffer, small files):
+ * from *st, or switched off (all zero) when st is NULL. Cannot fail. */
+void dbfs_cache_figures_tagged(const char *name, const cache_tagged_stats *st,
+                               dbfs_cache_figures *out);
+
 void dbfs_cache_read_begin(dbfs *fs, dbfs_cache_op *op);
 /* inos: up to CACHE_LRU_MUT_MAX inodes; dirs: up to CACHE_LRU_MUT_MAX. */
 void dbfs_cache_mut_begin(dbfs *fs, dbfs_cache_op *op, const uint64_t *inos, unsigned ninos,

@@ -74,20 +74,9 @@ void dbfs_chunks_figures(const dbfs *fs, dbfs_cache_figures *out)
 {
     cache_chunk_stats st;
 
-    memset(out, 0, sizeof *out);
-    out->name = "buffer";
-    if (!fs->chunks)
-        return;
-    cache_chunk_get_stats(fs->chunks, &st);
-    out->enabled = true;
-    out->capacity = st.capacity;
-    out->entries = st.bytes;
-    out->hits = st.hits;
-    out->misses = st.misses;
-    out->inserts = st.inserts;
-    out->evictions = st.evictions;
-    out->invalidations = st.invalidations;
-    out->refused = st.stale;
+    if (fs->chunks)
+        cache_chunk_get_stats(fs->chunks, &st);
+    dbfs_cache_figures_tagged("buffer", fs->chunks ? &st : NULL, out);
 }
 
 /* --- storing writes ------------------------------------------------------ */

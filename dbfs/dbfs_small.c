@@ -17,6 +17,7 @@
 #include <glib.h>
 
 #include "cache_small.h"
+#include "dbfs_cache.h"
 #include "dbfs_small.h"
 
 /* The most pieces (chunks) of one write the cache follows: a small file
@@ -52,20 +53,9 @@ void dbfs_small_figures(const dbfs *fs, dbfs_cache_figures *out)
 {
     cache_small_stats st;
 
-    memset(out, 0, sizeof *out);
-    out->name = "small";
-    if (!fs->small)
-        return;
-    cache_small_get_stats(fs->small, &st);
-    out->enabled = true;
-    out->capacity = st.capacity;
-    out->entries = st.bytes;
-    out->hits = st.hits;
-    out->misses = st.misses;
-    out->inserts = st.inserts;
-    out->evictions = st.evictions;
-    out->invalidations = st.invalidations;
-    out->refused = st.stale;
+    if (fs->small)
+        cache_small_get_stats(fs->small, &st);
+    dbfs_cache_figures_tagged("small", fs->small ? &st : NULL, out);
 }
 
 /* dbfs_small_read -- see dbfs_small.h. */

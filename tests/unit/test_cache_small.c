@@ -52,7 +52,7 @@ static void test_get_put(void)
     g_assert_cmpuint(st.hits, ==, 5);
     g_assert_cmpuint(st.misses, ==, 5);
     g_assert_cmpuint(st.stale, ==, 3);
-    g_assert_cmpuint(st.max_file, ==, 65536);
+    g_assert_cmpuint(cache_small_max_file(cs), ==, 65536);
     g_assert_cmpuint(st.bytes, >, 5000);
     cache_small_free(cs);
 }
