@@ -53,9 +53,10 @@
 --
 -- For snapshots: every view and function here reads the live tables
 -- fileatt and naming through the two views pgnfs.attr_live and
--- pgnfs.names_live, and the data through pgnfs.chunks; a snapshot-aware
--- version adds the same shapes filtered by a snapshot's span, and
--- files_at(name) = the query of pgnfs.files over those.
+-- pgnfs.names_live, and the data through pgnfs.chunks; the snapshot
+-- section below has the same shapes filtered by a snapshot's span
+-- (pgnfs.attr_at, names_at, chunks_in) and files_at(name) = the query of
+-- pgnfs.files over those.
 --
 -- This is a function file: applied by mkfs and again whenever a server
 -- finds the functions out of date, in one transaction; everything here is
@@ -511,14 +512,18 @@ SELECT pgnfs.path_join(d.path, n.name), f.inode, pgnfs.type_name(f.type), f.size
   JOIN pgnfs.attr_at(k) f ON f.inode = n.inode
 $$;
 
+-- (The id is found once, in a subquery of its own: tree_in is inlined,
+-- and an argument that calls a function would be called in every row.)
 CREATE FUNCTION pgnfs.files_at(s text)
 RETURNS SETOF pgnfs.files LANGUAGE sql STABLE
-AS $$ SELECT * FROM pgnfs.tree_in(pgnfs.snap_id(s), '/') $$;
+AS $$ SELECT t.* FROM (SELECT pgnfs.snap_id(s) AS k OFFSET 0) x
+      CROSS JOIN LATERAL pgnfs.tree_in(x.k, '/') t $$;
 COMMENT ON FUNCTION pgnfs.files_at(text) IS 'pgnfs.files as the snapshot of that name saw it';
 
 CREATE FUNCTION pgnfs.tree_at(s text, top text)
 RETURNS SETOF pgnfs.files LANGUAGE sql STABLE
-AS $$ SELECT * FROM pgnfs.tree_in(pgnfs.snap_id(s), top) $$;
+AS $$ SELECT t.* FROM (SELECT pgnfs.snap_id(s) AS k OFFSET 0) x
+      CROSS JOIN LATERAL pgnfs.tree_in(x.k, top) t $$;
 
 CREATE FUNCTION pgnfs.dirs_at(s text)
 RETURNS TABLE (path text, inode bigint, parent bigint, depth int, mode int, uid bigint,
