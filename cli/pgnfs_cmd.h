@@ -46,7 +46,7 @@ typedef struct {
 /* The help texts, each beside its command. */
 extern const char pgnfs_help_serve[], pgnfs_help_mkfs[], pgnfs_help_stats[], pgnfs_help_sql[],
     pgnfs_help_du[], pgnfs_help_find[], pgnfs_help_fsck[], pgnfs_help_locks[], pgnfs_help_xform[],
-    pgnfs_help_frontends[], pgnfs_help_conninfo[];
+    pgnfs_help_frontends[], pgnfs_help_conninfo[], pgnfs_help_snapshot[], pgnfs_help_diff[];
 
 /* The command table (pgnfs_main.c), terminated by an entry with name NULL. */
 extern const pgnfs_cmd pgnfs_cmds[];
@@ -81,6 +81,12 @@ int pgnfs_cmd_locks(const cfg *c, int argc, char **argv);
 int pgnfs_cmd_xform(const cfg *c, int argc, char **argv);
 int pgnfs_cmd_frontends(const cfg *c, int argc, char **argv);
 int pgnfs_cmd_conninfo(const cfg *c, int argc, char **argv);
+int pgnfs_cmd_snapshot(const cfg *c, int argc, char **argv);
+int pgnfs_cmd_diff(const cfg *c, int argc, char **argv);
+
+/* pgnfs snapshot restore (pgnfs_restore.c); argv: the words after
+ * "restore". Returns an exit status. */
+int pgnfs_snapshot_restore(const cfg *c, int argc, char **argv);
 
 /*
  * pgnfs_front_stats -- `pgnfs stats`'s lines about the file system's

@@ -87,10 +87,12 @@ typedef enum {
     DBFS_FIFO = 7
 } dbfs_type;
 
-/* A file as a handle names it. */
+/* A file as a handle names it: live (snap 0) or as snapshot snap saw it
+ * (read-only; dbfs_snap.h). */
 typedef struct {
     uint64_t ino;
     uint32_t gen;
+    uint32_t snap;
 } dbfs_fh;
 
 typedef struct {
@@ -105,6 +107,7 @@ typedef struct {
     uint32_t rdev_major, rdev_minor;
     int64_t atime_ns, mtime_ns, ctime_ns;
     uint64_t change; /* increases with every change to the file */
+    uint32_t snap;   /* 0 live, else the snapshot it was read in (dbfs_snap.h) */
 } dbfs_attr;
 
 /* Attributes that may be missing (NFS post_op_attr). */

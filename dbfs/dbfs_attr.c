@@ -23,6 +23,7 @@
 #include "dbfs_cache.h"
 #include "dbfs_fetch.h"
 #include "dbfs_perm.h"
+#include "dbfs_snap_int.h"
 #include "dbfs_space.h"
 #include "dbfs_wb.h"
 #include "dbfs_xf.h"
@@ -40,6 +41,8 @@
  */
 int dbfs_getattr(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out)
 {
+    if (fh.snap != 0)
+        return dbfs_sn_getattr(c, fh, out);
     return dbfs_wb_attr(c, fh, out);
 }
 
@@ -60,6 +63,8 @@ static int dbfs_setattr_once(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, co
 
     if (wcc)
         memset(wcc, 0, sizeof *wcc);
+    if (fh.snap != 0)
+        return -EROFS;
     if ((sa->set & DBFS_SET_SIZE) && sa->size > (uint64_t)DBFS_MAX_FILESIZE)
         return -EFBIG;
     /* Buffered writes came first: store them before the change (a
@@ -151,6 +156,9 @@ int dbfs_access(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint32_t want, 
         if ((want & DBFS_ACCESS_EXECUTE) && dbfs_perm_allows(&a, cred, DBFS_MAY_EXEC))
             g |= DBFS_ACCESS_EXECUTE;
     }
+    /* A snapshot is read-only: no change is ever granted. */
+    if (fh.snap != 0)
+        g &= ~(uint32_t)(DBFS_ACCESS_MODIFY | DBFS_ACCESS_EXTEND | DBFS_ACCESS_DELETE);
     if (granted)
         *granted = g;
     if (attr)
@@ -173,6 +181,8 @@ int dbfs_readlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, char **target
     int rc;
 
     (void)cred;
+    if (fh.snap != 0)
+        return dbfs_sn_readlink(c, fh, target, attr);
     *target = NULL;
     dbfs_cache_read_begin(c->fs, &op);
     rc = dbfs_fetch_by_handle(c, DBFS_ST_READLINK, fh, &r);
@@ -327,6 +337,16 @@ int dbfs_fsstat_fh(dbfs_conn *c, dbfs_fh fh, dbfs_fsstat_res *out, dbfs_attr_opt
 
     if (attr)
         memset(attr, 0, sizeof *attr);
+    if (fh.snap != 0) {
+        rc = dbfs_sn_getattr(c, fh, &a);
+        if (rc != 0)
+            return rc;
+        if (attr) {
+            attr->valid = true;
+            attr->attr = a;
+        }
+        return dbfs_fsstat(c, out);
+    }
     rc = dbfs_cache_attr(c->fs, fh, &a);
     if (rc == -ESTALE)
         return rc;

@@ -50,6 +50,7 @@ static const dbfs_fsck_check dbfs_fsck_checks[] = {
     {"data-orphans", "chunks without a file"},
     {"data-eof", "data past the end of files"},
     {"used", "stored bytes (used)"},
+    {"snapshots", "rows kept for snapshots"},
 };
 #define DBFS_FSCK_NCHECKS (sizeof dbfs_fsck_checks / sizeof dbfs_fsck_checks[0])
 

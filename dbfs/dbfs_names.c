@@ -27,6 +27,7 @@
 #include "dbfs_cache.h"
 #include "dbfs_dirent.h"
 #include "dbfs_perm.h"
+#include "dbfs_snap_int.h"
 #include "dbfs_space.h"
 #include "dbfs_wb.h"
 
@@ -134,6 +135,8 @@ int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *na
     dbfs_stmt id = DBFS_ST_LOOKUP;
     int rc;
 
+    if (dir.snap != 0)
+        return dbfs_sn_lookup(c, cred, dir, name, obj, dir_attr);
     dbfs_attr_opt_set(dir_attr, NULL);
     rc = dbfs_name_check(name, -ENOENT);
     if (rc != 0)
@@ -210,6 +213,8 @@ static int dbfs_make(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const cha
 
     if (dir_wcc)
         memset(dir_wcc, 0, sizeof *dir_wcc);
+    if (dir.snap != 0)
+        return -EROFS;
     rc = dbfs_name_check(name, -EINVAL);
     if (rc != 0)
         return rc;
@@ -373,6 +378,8 @@ static int dbfs_unname(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const c
 
     if (dir_wcc)
         memset(dir_wcc, 0, sizeof *dir_wcc);
+    if (dir.snap != 0)
+        return -EROFS;
     rc = dbfs_name_check(name, -ENOENT);
     if (rc != 0)
         return rc;
@@ -454,6 +461,8 @@ int dbfs_rename(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh from_dir, const cha
         memset(from_wcc, 0, sizeof *from_wcc);
     if (to_wcc)
         memset(to_wcc, 0, sizeof *to_wcc);
+    if (from_dir.snap != 0 || to_dir.snap != 0)
+        return -EROFS;
     rc = dbfs_name_check(from_name, -ENOENT);
     if (rc == 0)
         rc = dbfs_name_check(to_name, -EINVAL);
@@ -517,6 +526,8 @@ int dbfs_link(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh file, dbfs_fh dir, co
     dbfs_attr_opt_set(file_attr, NULL);
     if (dir_wcc)
         memset(dir_wcc, 0, sizeof *dir_wcc);
+    if (file.snap != 0 || dir.snap != 0)
+        return -EROFS;
     rc = dbfs_name_check(name, -EINVAL);
     if (rc != 0)
         return rc;

@@ -44,6 +44,7 @@
 #include "dbfs_codec.h"
 #include "dbfs_perm.h"
 #include "dbfs_small.h"
+#include "dbfs_snap_int.h"
 #include "dbfs_wb.h"
 #include "dbfs_xf.h"
 #include "store.h"
@@ -562,6 +563,8 @@ int dbfs_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, uin
     dbfs_rd rd;
     int rc;
 
+    if (fh.snap != 0)
+        return dbfs_sn_read(c, cred, fh, off, count, buf, nread, eof, attr);
     *nread = 0;
     *eof = false;
     if (attr)

@@ -23,6 +23,7 @@
 #include "dbfs_dirent.h"
 #include "dbfs_dirlist.h"
 #include "dbfs_perm.h"
+#include "dbfs_snap_int.h"
 #include "dbfs_wb.h"
 
 /* One READDIR that goes to the database. */
@@ -181,6 +182,8 @@ int dbfs_readdir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cook
     dbfs_rdd q = {.c = c, .cred = cred, .dir = dir, .plus = plus};
     int rc;
 
+    if (dir.snap != 0)
+        return dbfs_sn_readdir(c, cred, dir, cookie, max_entries, plus, entries, n, eof, dir_attr);
     *entries = NULL;
     *n = 0;
     *eof = false;

@@ -37,6 +37,10 @@ _Static_assert(DBFS_ROOT_INO == 1 && DBFS_REG == 1 && DBFS_DIR == 2 && DBFS_MAY_
       "size, " p "rdev_major, " p "rdev_minor, " p "atime, " p "mtime, " p "ctime, " p             \
       "change, " p "used"
 
+/* A snapshot read's condition: snapshot $k is still there. */
+#define DBFS_SQL_SNAP_LIVE(k)                                                                      \
+    " AND EXISTS (SELECT 1 FROM pgnfs_snapshots s WHERE s.id = $" k "::int8)"
+
 #define DBFS_CRED_ARGS(a, b, c) "$" #a "::int8, $" #b "::int8, $" #c "::int8[]"
 
 const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
@@ -251,6 +255,70 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     /* Several frontends: the invalidations of this session's changes name
      * its server ($1, its id in pgnfs_frontends), which skips its own. */
     [DBFS_ST_COH_TAG] = {"pgnfs_coh_tag", "SELECT set_config('pgnfs.frontend', $1::text, false)"},
+
+    /* Snapshots (21_snap.sql; dbfs_snap.c): the file system as snapshot
+     * $k saw it, the same rows the live statements above return; no row
+     * when the snapshot is gone (deleted) or the file did not exist then. */
+    [DBFS_ST_SNAP_GETATTR] =
+        {"pgnfs_snap_getattr",
+         "SELECT " DBFS_ATTR_COLS(
+             "a.") " FROM pgnfs_snap_attr($3::int8,"
+                   " $1::int8) a WHERE a.generation = $2::int4" DBFS_SQL_SNAP_LIVE("3")},
+    [DBFS_ST_SNAP_LOOKUP] = {"pgnfs_snap_lookup",
+                             "SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
+                                 "f.") " FROM pgnfs_snap_attr($4::int8, $1::int8) d"
+                                       " LEFT JOIN pgnfs_snap_name($4::int8, $1::int8,"
+                                       " $3::bytea) n ON true"
+                                       " LEFT JOIN LATERAL pgnfs_snap_attr($4::int8, n.inode) f"
+                                       " ON true WHERE d.generation = $2::int4" DBFS_SQL_SNAP_LIVE(
+                                           "4")},
+    [DBFS_ST_SNAP_PARENT] =
+        {"pgnfs_snap_parent",
+         "SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
+             "p.") " FROM pgnfs_snap_attr($3::int8, $1::int8) d"
+                   " LEFT JOIN LATERAL (SELECT x.parent FROM pgnfs_snap_names_of($3::int8,"
+                   " d.inode) x WHERE d.type = " DBFS_SQL_T_DIR " LIMIT 1) n ON true"
+                   " LEFT JOIN LATERAL pgnfs_snap_attr($3::int8, n.parent) p ON true"
+                   " WHERE d.generation = $2::int4" DBFS_SQL_SNAP_LIVE("3")},
+    [DBFS_ST_SNAP_READLINK] = {"pgnfs_snap_readlink",
+                               "SELECT " DBFS_ATTR_COLS("a.") ", a.target FROM pgnfs_snap_attr("
+                                                              "$3::int8, $1::int8) a"
+                                                              " WHERE a.generation = $2::int4"
+                                                              "" DBFS_SQL_SNAP_LIVE("3")},
+    [DBFS_ST_SNAP_READDIR] = {"pgnfs_snap_readdir",
+                              "SELECT n.cookie, n.inode, n.name FROM pgnfs_snap_names($4::int8,"
+                              " $1::int8) n WHERE n.cookie > $2::int8"
+                              " ORDER BY n.cookie LIMIT $3::int8"},
+    [DBFS_ST_SNAP_READDIRPLUS] = {"pgnfs_snap_readdirplus",
+                                  "SELECT n.cookie, n.inode, n.name, " DBFS_ATTR_COLS(
+                                      "f.") " FROM pgnfs_snap_names($4::int8, $1::int8) n"
+                                            " JOIN LATERAL pgnfs_snap_attr($4::int8, n.inode) f"
+                                            " ON true WHERE n.cookie > $2::int8"
+                                            " ORDER BY n.cookie LIMIT $3::int8"},
+    [DBFS_ST_SNAP_READ] = {"pgnfs_snap_read",
+                           "SELECT " DBFS_ATTR_COLS(
+                               "a.") ", d.chunk, d.data, a.chain FROM pgnfs_snap_attr($5::int8,"
+                                     " $1::int8) a LEFT JOIN LATERAL pgnfs_snap_data($5::int8,"
+                                     " a.inode, $3::int8, $4::int8) d ON true"
+                                     " WHERE a.generation = $2::int4" DBFS_SQL_SNAP_LIVE(
+                                         "5") " ORDER BY d.chunk"},
+    /* The directory of snapshots: the export's live root, how many
+     * snapshots, the newest's id and time (microseconds). */
+    [DBFS_ST_SNAP_DIR] = {"pgnfs_snap_dir",
+                          "SELECT " DBFS_ATTR_COLS(
+                              "f.") ", (SELECT count(*) FROM pgnfs_snapshots)::int8,"
+                                    " (SELECT coalesce(max(s.id), 0) FROM pgnfs_snapshots s)::int8,"
+                                    " (SELECT (extract(epoch FROM max(s.created)) * 1000000)::int8"
+                                    "  FROM pgnfs_snapshots s) FROM fileatt f"
+                                    " WHERE f.inode = $1::int8 AND f.generation = $2::int4"},
+    /* The snapshots after id $1, at most $2: id, name, time. */
+    [DBFS_ST_SNAP_LIST] = {"pgnfs_snap_list",
+                           "SELECT s.id, s.name, (extract(epoch FROM s.created) * 1000000)::int8"
+                           " FROM pgnfs_snapshots s WHERE s.id > $1::int8"
+                           " ORDER BY s.id LIMIT $2::int8"},
+    [DBFS_ST_SNAP_FIND] = {"pgnfs_snap_find",
+                           "SELECT s.id, (extract(epoch FROM s.created) * 1000000)::int8"
+                           " FROM pgnfs_snapshots s WHERE convert_to(s.name, 'UTF8') = $1::bytea"},
 
     /* Guarded files (25_xform.sql; dbfs_xf.c, dbfs_xf_write.c): a chain's
      * text by id; the first step of a guarded write (change, size, chain
@@ -506,6 +574,23 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                 "  FROM pg_stat_replication)"},
     /* A frontend's barrier: a notification of its own, on the channel. */
     [DBFS_ST_COH_BARRIER] = {"pgnfs_coh_barrier", "SELECT pg_notify('pgnfs_inval', $1::text)"},
+    /* Snapshot administration (21_snap.sql; dbfs_snap_admin.c). */
+    [DBFS_ST_SNAP_CREATE] = {"pgnfs_snap_create",
+                             "SELECT id, (extract(epoch FROM created) * 1000000)::int8"
+                             " FROM pgnfs_snap_create($1::text, $2::bool)"},
+    [DBFS_ST_SNAP_DELETE] = {"pgnfs_snap_delete", "SELECT pgnfs_snap_delete($1::text)"},
+    [DBFS_ST_SNAP_RECLAIM] = {"pgnfs_snap_reclaim",
+                              "SELECT pos, upto, removed FROM pgnfs_snap_reclaim($1::int8)"},
+    [DBFS_ST_SNAP_PENDING] = {"pgnfs_snap_pending",
+                              "SELECT reclaim_from IS NOT NULL FROM pgnfs_snap_state"},
+    [DBFS_ST_SNAP_LIST_ALL] = {"pgnfs_snap_list_all",
+                               "SELECT id, name, (extract(epoch FROM created) * 1000000)::int8,"
+                               " scheduled, holds FROM pgnfs_snap_list()"},
+    /* What changed from snapshot $1 to $2 (NULL: live), by path. */
+    [DBFS_ST_SNAP_DIFF] = {"pgnfs_snap_diff", "SELECT change, path, type"
+                                              " FROM pgnfs.diff($1::text, $2::text)"},
+    [DBFS_ST_SNAP_TICK] = {"pgnfs_snap_tick",
+                           "SELECT name, taken FROM pgnfs_snap_tick($1::int8, $2::int4, $3::text)"},
 };
 
 const char dbfs_sql_vacuum_data[] = "VACUUM allfiles";
@@ -549,10 +634,14 @@ const char dbfs_sql_drop_all[] =
     "DROP TABLE IF EXISTS pgnfs_filetab;\n"
     /* Transformation chains (004_xform.sql). */
     "DROP TABLE IF EXISTS pgnfs_xform_chain, pgnfs_xform_epoch;\n"
+    /* Snapshots (008_snapshots.sql); their kept per-file tables below. */
+    "DROP TABLE IF EXISTS pgnfs_snap_state, pgnfs_snapshots, pgnfs_snap_fileatt,"
+    " pgnfs_snap_naming, pgnfs_snap_chunks, pgnfs_snap_tab;\n"
     "DO $$ DECLARE t regclass; BEGIN\n"
     "  FOR t IN SELECT c.oid::regclass FROM pg_class c\n"
     "            WHERE c.relnamespace = current_schema()::regnamespace\n"
-    "              AND c.relkind = 'r' AND c.relname ~ '^inv[0-9]+$' LOOP\n"
+    "              AND c.relkind = 'r'\n"
+    "              AND c.relname ~ '^(inv[0-9]+|pgnfs_snapinv[0-9]+_[0-9]+)$' LOOP\n"
     "    EXECUTE 'DROP TABLE ' || t::text;\n"
     "  END LOOP;\n"
     "END $$;\n"

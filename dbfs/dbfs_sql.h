@@ -60,6 +60,17 @@ typedef enum {
     DBFS_ST_XF_WRITE,
     /* several frontends: tag the session's changes (dbfs_coh.c) */
     DBFS_ST_COH_TAG,
+    /* reading snapshots (dbfs_snap.c) */
+    DBFS_ST_SNAP_GETATTR,
+    DBFS_ST_SNAP_LOOKUP,
+    DBFS_ST_SNAP_PARENT,
+    DBFS_ST_SNAP_READLINK,
+    DBFS_ST_SNAP_READDIR,
+    DBFS_ST_SNAP_READDIRPLUS,
+    DBFS_ST_SNAP_READ,
+    DBFS_ST_SNAP_DIR,
+    DBFS_ST_SNAP_LIST,
+    DBFS_ST_SNAP_FIND,
     DBFS_ST_NWORKER,
     DBFS_ST_ADM_LOCK = DBFS_ST_NWORKER,
     DBFS_ST_ADM_EXISTS,
@@ -104,6 +115,14 @@ typedef enum {
     DBFS_ST_FRONT_LIST,
     DBFS_ST_FRONT_TOPOLOGY,
     DBFS_ST_COH_BARRIER,
+    /* snapshot administration (dbfs_snap_admin.c) */
+    DBFS_ST_SNAP_CREATE,
+    DBFS_ST_SNAP_DELETE,
+    DBFS_ST_SNAP_RECLAIM,
+    DBFS_ST_SNAP_PENDING,
+    DBFS_ST_SNAP_LIST_ALL,
+    DBFS_ST_SNAP_DIFF,
+    DBFS_ST_SNAP_TICK,
     DBFS_ST_COUNT
 } dbfs_stmt;
 

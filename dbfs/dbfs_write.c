@@ -37,6 +37,8 @@ int dbfs_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, co
 
     if (wcc)
         memset(wcc, 0, sizeof *wcc);
+    if (fh.snap != 0)
+        return -EROFS;
     if (off > max || len > max - off)
         return -EFBIG;
     if (how == DBFS_UNSTABLE && len > 0) {
@@ -76,6 +78,8 @@ int dbfs_commit(dbfs_conn *c, dbfs_fh fh, uint64_t off, uint32_t count, dbfs_wcc
     (void)count;
     if (wcc)
         memset(wcc, 0, sizeof *wcc);
+    if (fh.snap != 0)
+        return -EROFS;
     rc = dbfs_wb_flush(c, fh.ino, &pre, &post, &flushed);
     if (rc == 0 && !flushed) {
         rc = dbfs_wb_attr(c, fh, &post);

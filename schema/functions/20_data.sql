@@ -124,18 +124,22 @@ AS $$
 DECLARE
     n text := pgnfs_inv_name(ino);
 BEGIN
+    -- born and the trigger: snapshots (21_snap.sql).
     EXECUTE format('CREATE TABLE %I (chunk bigint PRIMARY KEY CHECK (chunk >= 0),'
-                   ' data bytea NOT NULL)', n);
+                   ' data bytea NOT NULL, born bigint)', n);
     EXECUTE format('ALTER TABLE %I ALTER COLUMN data SET STORAGE EXTERNAL', n);
+    EXECUTE format('CREATE TRIGGER pgnfs_snap_keep BEFORE INSERT OR UPDATE OR DELETE ON %I'
+                   ' FOR EACH ROW EXECUTE FUNCTION pgnfs_snap_keep_inv(%L)', n, ino::text);
     EXECUTE format('INSERT INTO %I (chunk, data) SELECT a.chunk, a.data FROM allfiles a'
                    ' WHERE a.inode = $1', n) USING ino;
     DELETE FROM allfiles a WHERE a.inode = ino;
-    INSERT INTO pgnfs_filetab (inode, tab) VALUES (ino, n::regclass::oid);
+    INSERT INTO pgnfs_filetab (inode, tab, made) VALUES (ino, n::regclass::oid, pgnfs_snap_epoch());
 END
 $$;
 
 -- Move file ino's chunks back from its own table into allfiles and drop
--- the table (a hybrid file truncated to at most the threshold).
+-- the table (a hybrid file truncated to at most the threshold), or keep it
+-- for the snapshots that see its rows (pgnfs_snap_retire).
 CREATE OR REPLACE FUNCTION pgnfs_data_fromtable(ino bigint)
 RETURNS void LANGUAGE plpgsql VOLATILE
 AS $$
@@ -144,8 +148,10 @@ DECLARE
 BEGIN
     EXECUTE format('INSERT INTO allfiles (inode, chunk, data) SELECT $1, t.chunk, t.data'
                    ' FROM %I t', n) USING ino;
-    EXECUTE format('DROP TABLE %I', n);
-    DELETE FROM pgnfs_filetab t WHERE t.inode = ino;
+    IF NOT pgnfs_snap_retire(ino) THEN
+        EXECUTE format('DROP TABLE %I', n);
+        DELETE FROM pgnfs_filetab t WHERE t.inode = ino;
+    END IF;
 END
 $$;
 
@@ -385,15 +391,18 @@ BEGIN
 END
 $$;
 
--- Drop all data of file ino (its last link went): its own table, or its
--- rows in allfiles.
+-- Drop all data of file ino (its last link went): its own table (kept
+-- instead while a snapshot sees its rows: pgnfs_snap_retire), or its rows
+-- in allfiles.
 CREATE OR REPLACE FUNCTION pgnfs_data_drop(ino bigint)
 RETURNS void LANGUAGE plpgsql VOLATILE
 AS $$
 BEGIN
     IF pgnfs_data_tab(ino) THEN
-        EXECUTE format('DROP TABLE IF EXISTS %I', pgnfs_inv_name(ino));
-        DELETE FROM pgnfs_filetab t WHERE t.inode = ino;
+        IF NOT pgnfs_snap_retire(ino) THEN
+            EXECUTE format('DROP TABLE IF EXISTS %I', pgnfs_inv_name(ino));
+            DELETE FROM pgnfs_filetab t WHERE t.inode = ino;
+        END IF;
     ELSE
         DELETE FROM allfiles a WHERE a.inode = ino;
     END IF;

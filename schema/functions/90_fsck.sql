@@ -30,6 +30,8 @@
 --   data-orphans chunks in allfiles belong to a regular file deleted
 --   data-eof     no stored byte at or past a file's size     pgnfs_data_truncate()
 --   used         fileatt.used = the bytes stored (encoded)   used set
+--   snapshots    kept rows and tables, triggers and state    see 91_fsck_snap.sql
+--                agree with the live snapshots
 --
 -- Check mode runs in the caller's transaction (dbfs_fsck sets REPEATABLE
 -- READ: one snapshot per check, no locks, a running server is not held
@@ -649,6 +651,7 @@ BEGIN
     WHEN 'data-orphans' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_data_orphans(p_repair);
     WHEN 'data-eof' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_data_eof(p_repair);
     WHEN 'used' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_used(p_repair);
+    WHEN 'snapshots' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_snapshots(p_repair);
     ELSE RAISE EXCEPTION 'fsck: no check named %', p_check USING ERRCODE = 'PN022';
     END CASE;
 END

@@ -53,9 +53,10 @@
 --
 -- For snapshots: every view and function here reads the live tables
 -- fileatt and naming through the two views pgnfs.attr_live and
--- pgnfs.names_live, and the data through pgnfs.chunks; a snapshot-aware
--- version adds the same shapes filtered by a snapshot's span, and
--- files_at(name) = the query of pgnfs.files over those.
+-- pgnfs.names_live, and the data through pgnfs.chunks; the snapshot
+-- section below has the same shapes filtered by a snapshot's span
+-- (pgnfs.attr_at, names_at, chunks_in) and files_at(name) = the query of
+-- pgnfs.files over those.
 --
 -- This is a function file: applied by mkfs and again whenever a server
 -- finds the functions out of date, in one transaction; everything here is
@@ -78,8 +79,9 @@ COMMENT ON SCHEMA pgnfs IS 'the pgnfs file system as SQL views (read only); see 
 CREATE INDEX IF NOT EXISTS fileatt_dirs ON fileatt (inode) WHERE type = 2;
 
 DROP VIEW IF EXISTS pgnfs.content, pgnfs.files, pgnfs.dirs, pgnfs.dirpaths, pgnfs.names_live,
-    pgnfs.attr_live CASCADE;
-DROP FUNCTION IF EXISTS pgnfs.tree(text), pgnfs.dirs_under(bigint, text) CASCADE;
+    pgnfs.attr_live, pgnfs.snapshots, pgnfs.attr_versions, pgnfs.names_versions CASCADE;
+DROP FUNCTION IF EXISTS pgnfs.tree(text), pgnfs.dirs_under(bigint, text),
+    pgnfs.dirs_at(text), pgnfs.content_at(text), pgnfs.diff(text, text) CASCADE;
 
 -- A file type's name.
 CREATE OR REPLACE FUNCTION pgnfs.type_name(t smallint)
@@ -364,6 +366,272 @@ SELECT f.path, c."offset", c.data
    AND NOT pgnfs.guarded(f.inode);
 COMMENT ON VIEW pgnfs.content IS
     'the bytes of every regular file stored untransformed, a chunk a row; for one file use pgnfs.chunks(pgnfs.lookup(path))';
+
+-- --- snapshots (008_snapshots.sql, functions/21_snap.sql) -----------------
+--
+--   pgnfs.snapshots        the live snapshots: name, id, created, scheduled.
+--   pgnfs.files_at(s)      pgnfs.files as snapshot s (its name) saw it;
+--   pgnfs.dirs_at(s)       pgnfs.dirs, likewise;
+--   pgnfs.tree_at(s, p)    pgnfs.tree(p), likewise;
+--   pgnfs.lookup_at(s, p)  pgnfs.lookup(p), likewise;
+--   pgnfs.chunks_at(s, i), pgnfs.cat_at(s, i), pgnfs.sha256_at(s, i),
+--   pgnfs.content_at(s)    the bytes as snapshot s saw them;
+--   pgnfs.diff(a, b)       what changed from snapshot a to snapshot b (NULL:
+--                          the live file system): one row per path added,
+--                          removed or modified (attributes or bytes).
+-- The same queries as the live ones, over pgnfs.attr_at(k) and
+-- pgnfs.names_at(k) in place of attr_live and names_live: the live rows
+-- born before snapshot k and the kept rows it sees. An unknown snapshot
+-- name raises an error.
+
+CREATE VIEW pgnfs.snapshots AS
+SELECT s.name, s.id, s.created, s.scheduled FROM pgnfs_snapshots s;
+COMMENT ON VIEW pgnfs.snapshots IS 'the live snapshots; read one with pgnfs.files_at(name)';
+
+-- Every version of every row, with the span of snapshots that see it:
+-- [born, died) (live rows: died is the largest bigint).
+CREATE VIEW pgnfs.attr_versions AS
+SELECT f.inode, f.type, f.mode, f.nlink, f.uid, f.gid, f.size, f.used, f.atime, f.mtime,
+       f.ctime, f.target, f.chain, coalesce(f.born, 0) AS born,
+       9223372036854775807::bigint AS died
+  FROM fileatt f
+UNION ALL
+SELECT h.inode, h.type, h.mode, h.nlink, h.uid, h.gid, h.size, h.used, h.atime, h.mtime,
+       h.ctime, h.target, h.chain, coalesce(h.born, 0), h.died
+  FROM pgnfs_snap_fileatt h;
+CREATE VIEW pgnfs.names_versions AS
+SELECT n.parent, n.name, n.inode, coalesce(n.born, 0) AS born,
+       9223372036854775807::bigint AS died
+  FROM naming n
+UNION ALL
+SELECT h.parent, h.name, h.inode, coalesce(h.born, 0), h.died FROM pgnfs_snap_naming h;
+
+-- The id of snapshot s (an error if there is none of that name).
+CREATE OR REPLACE FUNCTION pgnfs.snap_id(s text)
+RETURNS bigint LANGUAGE plpgsql STABLE SECURITY DEFINER
+AS $$
+DECLARE
+    k bigint;
+BEGIN
+    SELECT x.id INTO k FROM pgnfs_snapshots x WHERE x.name = s;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'no snapshot named %', coalesce(s, 'NULL')
+              USING ERRCODE = 'no_data_found', HINT = 'SELECT * FROM pgnfs.snapshots lists them';
+    END IF;
+    RETURN k;
+END
+$$;
+
+-- attr_live and names_live as snapshot k saw them.
+CREATE OR REPLACE FUNCTION pgnfs.attr_at(k bigint)
+RETURNS TABLE (inode bigint, type smallint, mode int, nlink int, uid bigint, gid bigint,
+               size bigint, used bigint, atime bigint, mtime bigint, ctime bigint,
+               target bytea)
+LANGUAGE sql STABLE
+AS $$
+SELECT v.inode, v.type, v.mode, v.nlink, v.uid, v.gid, v.size, v.used, v.atime, v.mtime,
+       v.ctime, v.target
+  FROM pgnfs.attr_versions v WHERE v.born < k AND v.died >= k
+$$;
+CREATE OR REPLACE FUNCTION pgnfs.names_at(k bigint)
+RETURNS TABLE (parent bigint, name bytea, inode bigint)
+LANGUAGE sql STABLE
+AS $$
+SELECT v.parent, v.name, v.inode FROM pgnfs.names_versions v WHERE v.born < k AND v.died >= k
+$$;
+
+-- dirs_under as snapshot k saw the tree.
+CREATE OR REPLACE FUNCTION pgnfs.dirs_under_at(k bigint, top bigint, top_path text)
+RETURNS TABLE (inode bigint, parent bigint, path text, depth int)
+LANGUAGE sql STABLE
+AS $$
+WITH RECURSIVE e AS MATERIALIZED (
+    SELECT n.parent, n.name, n.inode
+      FROM pgnfs.attr_at(k) f JOIN pgnfs.names_at(k) n ON n.inode = f.inode
+     WHERE f.type = 2
+), d(inode, parent, path, depth) AS (
+    SELECT f.inode, NULL::bigint, top_path, 0 FROM pgnfs.attr_at(k) f
+     WHERE f.inode = top AND f.type = 2
+    UNION ALL
+    SELECT e.inode, e.parent, pgnfs.path_join(d.path, e.name), d.depth + 1
+      FROM d JOIN e ON e.parent = d.inode
+     WHERE d.depth < 4096
+)
+SELECT inode, parent, path, depth FROM d
+$$;
+
+-- The inode of path p as snapshot k saw it (NULL: none).
+CREATE OR REPLACE FUNCTION pgnfs.lookup_in(k bigint, p text)
+RETURNS bigint LANGUAGE plpgsql STABLE SECURITY DEFINER
+AS $$
+DECLARE
+    ino bigint := 1;
+    t   smallint := 2;
+    c   text;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pgnfs_snap_attr(k, 1)) THEN
+        RETURN NULL;
+    END IF;
+    FOREACH c IN ARRAY string_to_array(p, '/') LOOP
+        CONTINUE WHEN c = '' OR c = '.';
+        IF t <> 2 THEN
+            RETURN NULL;
+        END IF;
+        SELECT n.inode, f.type INTO ino, t
+          FROM pgnfs_snap_name(k, ino, convert_to(c, 'UTF8')) n
+          JOIN pgnfs_snap_attr(k, n.inode) f ON true;
+        IF NOT FOUND THEN
+            RETURN NULL;
+        END IF;
+    END LOOP;
+    RETURN ino;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION pgnfs.lookup_at(s text, p text)
+RETURNS bigint LANGUAGE sql STABLE
+AS $$ SELECT pgnfs.lookup_in(pgnfs.snap_id(s), p) $$;
+
+-- The rows of pgnfs.files under directory top (top included) as snapshot
+-- k saw them (what files_at and tree_at return).
+CREATE OR REPLACE FUNCTION pgnfs.tree_in(k bigint, top text)
+RETURNS SETOF pgnfs.files LANGUAGE sql STABLE
+AS $$
+WITH t AS MATERIALIZED (SELECT pgnfs.lookup_in(k, top) AS ino, pgnfs.path_clean(top) AS path)
+SELECT t.path, f.inode, pgnfs.type_name(f.type), f.size,
+       pgnfs.used(f.type, f.size, f.used), f.mode, f.uid, f.gid, f.nlink, pgnfs.ns_time(f.atime),
+       pgnfs.ns_time(f.mtime), pgnfs.ns_time(f.ctime), NULL::text, NULL::bigint, NULL::text
+  FROM t JOIN pgnfs.attr_at(k) f ON f.inode = t.ino AND f.type = 2
+UNION ALL
+SELECT pgnfs.path_join(d.path, n.name), f.inode, pgnfs.type_name(f.type), f.size,
+       pgnfs.used(f.type, f.size, f.used), f.mode, f.uid, f.gid, f.nlink, pgnfs.ns_time(f.atime),
+       pgnfs.ns_time(f.mtime), pgnfs.ns_time(f.ctime), pgnfs.name_text(n.name), n.parent,
+       pgnfs.name_text(f.target)
+  FROM t CROSS JOIN LATERAL pgnfs.dirs_under_at(k, t.ino, t.path) d
+  JOIN pgnfs.names_at(k) n ON n.parent = d.inode
+  JOIN pgnfs.attr_at(k) f ON f.inode = n.inode
+$$;
+
+-- (The id is found once, in a subquery of its own: tree_in is inlined,
+-- and an argument that calls a function would be called in every row.)
+CREATE FUNCTION pgnfs.files_at(s text)
+RETURNS SETOF pgnfs.files LANGUAGE sql STABLE
+AS $$ SELECT t.* FROM (SELECT pgnfs.snap_id(s) AS k OFFSET 0) x
+      CROSS JOIN LATERAL pgnfs.tree_in(x.k, '/') t $$;
+COMMENT ON FUNCTION pgnfs.files_at(text) IS 'pgnfs.files as the snapshot of that name saw it';
+
+CREATE FUNCTION pgnfs.tree_at(s text, top text)
+RETURNS SETOF pgnfs.files LANGUAGE sql STABLE
+AS $$ SELECT t.* FROM (SELECT pgnfs.snap_id(s) AS k OFFSET 0) x
+      CROSS JOIN LATERAL pgnfs.tree_in(x.k, top) t $$;
+
+CREATE FUNCTION pgnfs.dirs_at(s text)
+RETURNS TABLE (path text, inode bigint, parent bigint, depth int, mode int, uid bigint,
+               gid bigint, nlink int, atime timestamptz, mtime timestamptz, ctime timestamptz)
+LANGUAGE sql STABLE
+AS $$
+WITH k AS MATERIALIZED (SELECT pgnfs.snap_id(s) AS id)
+SELECT d.path, d.inode, d.parent, d.depth, f.mode, f.uid, f.gid, f.nlink,
+       pgnfs.ns_time(f.atime), pgnfs.ns_time(f.mtime), pgnfs.ns_time(f.ctime)
+  FROM k CROSS JOIN LATERAL pgnfs.dirs_under_at(k.id, 1, '/') d
+  JOIN pgnfs.attr_at(k.id) f ON f.inode = d.inode
+$$;
+
+-- The bytes of inode i as snapshot s saw them, as pgnfs.chunks gives the
+-- live ones (a guarded file raises: only the server decodes it).
+CREATE OR REPLACE FUNCTION pgnfs.chunks_in(k bigint, i bigint)
+RETURNS TABLE ("offset" bigint, data bytea)
+LANGUAGE plpgsql STABLE STRICT SECURITY DEFINER
+AS $$
+#variable_conflict use_column
+DECLARE
+    cs  int;
+    b64 boolean;
+    sz  bigint;
+    chn bigint;
+BEGIN
+    SELECT fs.chunk_size, fs.encoding = 'base64' INTO cs, b64 FROM pgnfs_fs fs;
+    SELECT f.size, coalesce(f.chain, 0) INTO sz, chn FROM pgnfs_snap_attr(k, i) f WHERE f.type = 1;
+    IF NOT FOUND OR sz = 0 THEN
+        RETURN;
+    END IF;
+    IF chn <> 0 THEN
+        RAISE EXCEPTION 'inode % is stored through a transformation chain; read it over NFS', i
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'read it under /.snapshots over NFS';
+    END IF;
+    RETURN QUERY
+        SELECT g.c * cs, pgnfs.chunk_fill(d.data, b64, least(cs::bigint, sz - g.c * cs)::int)
+          FROM generate_series(0::bigint, (sz - 1) / cs) AS g(c)
+          LEFT JOIN pgnfs_snap_data(k, i, 0, (sz - 1) / cs) d ON d.chunk = g.c
+         ORDER BY g.c;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION pgnfs.chunks_at(s text, i bigint)
+RETURNS TABLE ("offset" bigint, data bytea) LANGUAGE sql STABLE
+AS $$ SELECT * FROM pgnfs.chunks_in(pgnfs.snap_id(s), i) $$;
+
+CREATE OR REPLACE FUNCTION pgnfs.cat_at(s text, i bigint)
+RETURNS bytea LANGUAGE sql STABLE
+AS $$ SELECT coalesce(string_agg(c.data, ''::bytea ORDER BY c."offset"), ''::bytea)
+        FROM pgnfs.chunks_at(s, i) c $$;
+
+CREATE OR REPLACE FUNCTION pgnfs.sha256_at(s text, i bigint)
+RETURNS bytea LANGUAGE sql STABLE
+AS $$ SELECT sha256(pgnfs.cat_at(s, i)) $$;
+
+-- Is inode i stored through a transformation chain at snapshot k?
+CREATE OR REPLACE FUNCTION pgnfs.guarded_in(k bigint, i bigint)
+RETURNS boolean LANGUAGE plpgsql STABLE STRICT SECURITY DEFINER
+AS $$
+BEGIN
+    RETURN EXISTS (SELECT 1 FROM pgnfs_snap_attr(k, i) f WHERE coalesce(f.chain, 0) <> 0);
+END
+$$;
+
+CREATE FUNCTION pgnfs.content_at(s text)
+RETURNS TABLE (path text, "offset" bigint, data bytea) LANGUAGE sql STABLE
+AS $$
+WITH k AS MATERIALIZED (SELECT pgnfs.snap_id(s) AS id)
+SELECT f.path, c."offset", c.data
+  FROM k CROSS JOIN LATERAL pgnfs.tree_in(k.id, '/') f
+  CROSS JOIN LATERAL pgnfs.chunks_in(k.id, f.inode) c
+ WHERE f.type = 'file' AND NOT pgnfs.guarded_in(k.id, f.inode)
+$$;
+
+-- What changed from snapshot a to snapshot b (NULL: to the live file
+-- system), by path: 'added', 'removed', or 'modified' (the same path with
+-- another file, type, size, mode, owner, link count, times or target; a
+-- directory whose entries changed is modified too).
+CREATE FUNCTION pgnfs.diff(a text, b text DEFAULT NULL)
+RETURNS TABLE (change text, path text, type text, inode bigint)
+LANGUAGE plpgsql STABLE
+AS $$
+#variable_conflict use_column
+DECLARE
+    ka bigint := pgnfs.snap_id(a);
+    kb bigint := CASE WHEN b IS NULL THEN 9223372036854775807 ELSE pgnfs.snap_id(b) END;
+BEGIN
+    RETURN QUERY
+    WITH x AS (SELECT * FROM pgnfs.tree_in(ka, '/')),
+         y AS (SELECT * FROM pgnfs.tree_in(kb, '/') WHERE b IS NOT NULL
+               UNION ALL
+               SELECT * FROM pgnfs.files WHERE b IS NULL)
+    SELECT CASE WHEN x.path IS NULL THEN 'added' WHEN y.path IS NULL THEN 'removed'
+                ELSE 'modified' END,
+           coalesce(y.path, x.path), coalesce(y.type, x.type), coalesce(y.inode, x.inode)
+      FROM x FULL JOIN y ON y.path = x.path
+     WHERE x.path IS NULL OR y.path IS NULL
+        OR (x.inode, x.type, x.size, x.mode, x.uid, x.gid, x.nlink, x.mtime, x.ctime)
+           IS DISTINCT FROM (y.inode, y.type, y.size, y.mode, y.uid, y.gid, y.nlink, y.mtime,
+                             y.ctime)
+        OR x.target IS DISTINCT FROM y.target
+     ORDER BY 2;
+END
+$$;
+COMMENT ON FUNCTION pgnfs.diff(text, text) IS
+    'paths added, removed or modified from snapshot a to snapshot b (NULL: the live tree)';
 
 -- The functions that read tables run as their owner: pin what they see.
 DO $$

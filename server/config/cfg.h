@@ -133,6 +133,11 @@ typedef struct {
     char *xform_key_file;      /* key_file: aes-256-gcm's key; "" = none */
     char *xform_plugin_dir;    /* plugin_dir: NAME.so plug-ins; "" = none */
     unsigned xform_zstd_level; /* zstd_level: "zstd" without level=; default 3 */
+    /* [snapshot] snapshots (dbfs_snap.h) */
+    unsigned snap_every; /* every: seconds between scheduled snapshots; 0 = none */
+    unsigned snap_keep;  /* keep: scheduled snapshots kept; 0 = all */
+    char *snap_prefix;   /* prefix: of their names, then the UTC time; default "auto-" */
+    bool snap_visible;   /* visible: .snapshots listed in an export's root; default false */
     /* [exports] */
     cfg_export *exports;
     unsigned nexports;

@@ -102,10 +102,15 @@ const cfg_key cfg_keys[] = {
     {"xform", "key_file", CFG_T_STRING, offsetof(cfg, xform_key_file), "", 0, 0, NULL, false},
     {"xform", "plugin_dir", CFG_T_STRING, offsetof(cfg, xform_plugin_dir), "", 0, 0, NULL, false},
     {"xform", "zstd_level", CFG_T_UINT, offsetof(cfg, xform_zstd_level), "3", 1, 22, NULL, false},
+    {"snapshot", "every", CFG_T_UINT, offsetof(cfg, snap_every), "0", 0, 31622400, NULL, false},
+    {"snapshot", "keep", CFG_T_UINT, offsetof(cfg, snap_keep), "0", 0, 100000, NULL, false},
+    {"snapshot", "prefix", CFG_T_STRING, offsetof(cfg, snap_prefix), "auto-", 0, 0, NULL, true},
+    {"snapshot", "visible", CFG_T_BOOL, offsetof(cfg, snap_visible), "false", 0, 0, NULL, false},
 };
 
-const char *const cfg_groups[] = {"database", "embedded", "server",    "log", "storage", "exports",
-                                  "metrics",  "cache",    "writeback", "nlm", "xform",   NULL};
+const char *const cfg_groups[] = {"database", "embedded", "server", "log",       "storage",
+                                  "exports",  "metrics",  "cache",  "writeback", "nlm",
+                                  "xform",    "snapshot", NULL};
 
 const size_t cfg_nkeys = G_N_ELEMENTS(cfg_keys);
 

@@ -1,6 +1,6 @@
 /*
  * fh.c -- the NFS file-handle codec (fh.h): pack and authenticate the
- * (export, fsid, inode, generation) a handle names.
+ * (export, fsid, inode, generation; snapshot) a handle names.
  *
  * NOTES
  *   The MAC is HMAC-SHA256 over bytes 0-21 keyed with the file system's
@@ -135,9 +135,14 @@ void fh_encode(const dbfs_info *info, unsigned export_index, dbfs_fh fh, unsigne
     unsigned char mac[EVP_MAX_MD_SIZE];
 
     g_assert(export_index <= 0xff);
-    out[FH_OFF_VERSION] = FH_VERSION;
+    out[FH_OFF_VERSION] = fh.snap == 0 ? FH_VERSION : FH_VERSION_SNAP;
     out[FH_OFF_EXPORT] = (unsigned char)export_index;
-    put_be64(out + FH_OFF_FSID, info->fsid);
+    if (fh.snap == 0) {
+        put_be64(out + FH_OFF_FSID, info->fsid);
+    } else {
+        put_be32(out + FH_OFF_FSID, fh.snap);
+        put_be32(out + FH_OFF_FSID + 4, (uint32_t)info->fsid);
+    }
     put_be64(out + FH_OFF_INO, fh.ino);
     put_be32(out + FH_OFF_GEN, fh.gen);
     fh_mac(info, out, mac);
@@ -149,13 +154,20 @@ int fh_decode(const dbfs_info *info, const void *data, size_t len, fh_decoded *o
     const unsigned char *h = data;
     unsigned char mac[EVP_MAX_MD_SIZE];
 
-    if (!h || len != FH_SIZE || h[FH_OFF_VERSION] != FH_VERSION)
+    if (!h || len != FH_SIZE ||
+        (h[FH_OFF_VERSION] != FH_VERSION && h[FH_OFF_VERSION] != FH_VERSION_SNAP))
         return -EBADF;
     fh_mac(info, h, mac);
     if (CRYPTO_memcmp(mac, h + FH_OFF_MAC, FH_MAC_LEN) != 0)
         return -EBADF;
-    if (get_be64(h + FH_OFF_FSID) != info->fsid)
+    out->fh.snap = 0;
+    if (h[FH_OFF_VERSION] == FH_VERSION_SNAP) {
+        out->fh.snap = get_be32(h + FH_OFF_FSID);
+        if (out->fh.snap == 0 || get_be32(h + FH_OFF_FSID + 4) != (uint32_t)info->fsid)
+            return -ESTALE;
+    } else if (get_be64(h + FH_OFF_FSID) != info->fsid) {
         return -ESTALE;
+    }
     out->export_index = h[FH_OFF_EXPORT];
     out->fh.ino = get_be64(h + FH_OFF_INO);
     out->fh.gen = get_be32(h + FH_OFF_GEN);

@@ -11,6 +11,12 @@
  *   bytes 10-17 inode, big-endian
  *   bytes 18-21 generation, big-endian
  *   bytes 22-37 MAC over bytes 0-21
+ *
+ * A file of a snapshot (dbfs_fh.snap, dbfs_snap.h) has a handle of the
+ * same size whose version is FH_VERSION_SNAP and whose fsid field holds
+ * the snapshot's id (bytes 2-5) and the low half of the fsid (bytes 6-9):
+ * the MAC covers the id, so a client cannot move a handle into another
+ * snapshot or out of one.
  */
 #ifndef PGNFS_FH_H
 #define PGNFS_FH_H
@@ -20,8 +26,9 @@
 
 #include "dbfs.h"
 
-#define FH_VERSION 1
-#define FH_SIZE    38
+#define FH_VERSION      1
+#define FH_VERSION_SNAP 2
+#define FH_SIZE         38
 
 typedef struct {
     unsigned export_index;

@@ -87,7 +87,7 @@ void nfs3_fattr(const dbfs_info *info, const dbfs_attr *a, fattr3 *out)
     out->used = a->used;
     out->rdev.specdata1 = a->rdev_major;
     out->rdev.specdata2 = a->rdev_minor;
-    out->fsid = info->fsid;
+    out->fsid = dbfs_snap_fsid(info, a->snap);
     out->fileid = a->ino;
     out->atime = nfs3_time_from_ns(a->atime_ns);
     out->mtime = nfs3_time_from_ns(a->mtime_ns);

@@ -62,11 +62,14 @@ void nfs3_proc_lookup(srv_req *req, void *argp, void *resp)
     if (st == NFS3_OK)
         st = nfs3_name_in(req, NFSPROC3_LOOKUP, &args->what.name, &name);
     if (st == NFS3_OK) {
+        int err;
+
         /* ".." of the export root is the root: look up "." instead. */
-        if (strcmp(name, "..") == 0 && nfs3_dotdot_of_root(req, dir))
+        if (dir.snap == 0 && strcmp(name, "..") == 0 && nfs3_dotdot_of_root(req, dir))
             name = ".";
-        st = nfs3_errno_to_stat(dbfs_lookup(req->db, &req->cred, dir, name, &obj, &dir_attr),
-                                NFSPROC3_LOOKUP);
+        if (!nfs3_snap_lookup(req, dir, name, &err, &obj, &dir_attr))
+            err = dbfs_lookup(req->db, &req->cred, dir, name, &obj, &dir_attr);
+        st = nfs3_errno_to_stat(err, NFSPROC3_LOOKUP);
     }
     res->status = st;
     if (st != NFS3_OK) {
@@ -74,7 +77,7 @@ void nfs3_proc_lookup(srv_req *req, void *argp, void *resp)
         return;
     }
     LOOKUP3resok *ok = &res->LOOKUP3res_u.resok;
-    nfs3_fh_out(req, (dbfs_fh){.ino = obj.ino, .gen = obj.gen}, &ok->object);
+    nfs3_fh_out(req, (dbfs_fh){.ino = obj.ino, .gen = obj.gen, .snap = obj.snap}, &ok->object);
     nfs3_post_op_attr_of(info, &obj, &ok->obj_attributes);
     nfs3_post_op_attr(info, &dir_attr, &ok->dir_attributes);
 }
@@ -117,7 +120,7 @@ static void nfs3_created(srv_req *req, nfsstat3 st, const dbfs_attr *obj, const 
         nfs3_wcc(info, wcc, fail_wcc);
         return;
     }
-    nfs3_post_op_fh(req, (dbfs_fh){.ino = obj->ino, .gen = obj->gen}, ok_obj);
+    nfs3_post_op_fh(req, (dbfs_fh){.ino = obj->ino, .gen = obj->gen, .snap = obj->snap}, ok_obj);
     nfs3_post_op_attr_of(info, obj, ok_attr);
     nfs3_wcc(info, wcc, ok_wcc);
 }

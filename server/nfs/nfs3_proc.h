@@ -34,6 +34,7 @@
 
 #include "nfs3.h"
 #include "dbfs.h"
+#include "dbfs_snap.h"
 #include "fh.h"
 #include "srv.h"
 #include "exp.h"
@@ -212,6 +213,27 @@ void nfs3_fh_out(srv_req *req, dbfs_fh fh, nfs_fh3 *out);
 
 /* nfs3_post_op_fh -- a post_op_fh3 holding the handle of fh. */
 void nfs3_post_op_fh(srv_req *req, dbfs_fh fh, post_op_fh3 *out);
+
+/* --- snapshots (nfs3_snap.c) ----------------------------------------------- */
+
+/*
+ * nfs3_snap_lookup -- LOOKUP of `name` in dir when snapshots answer it:
+ * ".snapshots" in the live root of req->export (the directory of
+ * snapshots), or ".." in a snapshot's copy of that root (the directory of
+ * snapshots again). Returns false when they do not (the ordinary LOOKUP
+ * follows); else true with *err (0 or a dbfs errno), *obj and *dir_attr
+ * filled as dbfs_lookup fills them.
+ */
+bool nfs3_snap_lookup(srv_req *req, dbfs_fh dir, const char *name, int *err, dbfs_attr *obj,
+                      dbfs_attr_opt *dir_attr);
+
+/*
+ * nfs3_snap_listed -- does a listing of dir that reached its end after
+ * `cookie` also show ".snapshots" ([snapshot] visible = true, dir the live
+ * root of req->export)? Then true and *out is its entry (the name is
+ * static: do not free it).
+ */
+bool nfs3_snap_listed(srv_req *req, dbfs_fh dir, uint64_t cookie, dbfs_dirent *out);
 
 /* --- exports (mnt3.c) -------------------------------------------------------- */
 

@@ -27,6 +27,7 @@
  *   attributes, except "..": its handle could lead out of the export (see
  *   LOOKUP in nfs3_dir.c), so the client looks it up instead.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "nfs3_proc.h"
@@ -78,6 +79,25 @@ static bool nfs3_cookieverf_ok(const srv_req *req, cookie3 cookie,
            memcmp(verf, req->srv->cookie_verf, NFS3_COOKIEVERFSIZE) == 0;
 }
 
+/* Append a copy of e to the entries dbfs returned (as dbfs_dirents_free
+ * frees them); without memory the entry is left out, and the listing
+ * ends without it. */
+static void nfs3_readdir_append(dbfs_dirent **ents, size_t *n, const dbfs_dirent *e)
+{
+    dbfs_dirent *more = realloc(*ents, (*n + 1) * sizeof **ents);
+    char *name = strdup(e->name);
+
+    if (more)
+        *ents = more;
+    if (!more || !name) {
+        free(name);
+        return;
+    }
+    more[*n] = *e;
+    more[*n].name = name;
+    (*n)++;
+}
+
 /* Does a READDIRPLUS entry carry attributes and a handle? */
 static bool nfs3_entry_plus(const dbfs_dirent *e)
 {
@@ -112,8 +132,13 @@ void nfs3_proc_readdir(srv_req *req, void *argp, void *resp)
                                 NFSPROC3_READDIR);
 
     READDIR3resok *ok = &res->READDIR3res_u.resok;
-    entry3 *out = n ? srv_req_alloc(req, n * sizeof *out) : NULL;
+    entry3 *out = srv_req_alloc(req, (n + 1) * sizeof *out);
     size_t used = fixed;
+    dbfs_dirent snap;
+
+    /* .snapshots after the last entry ([snapshot] visible, nfs3_snap.c). */
+    if (st == NFS3_OK && eof && nfs3_snap_listed(req, dir, args->cookie, &snap))
+        nfs3_readdir_append(&ents, &n, &snap);
     for (; st == NFS3_OK && sent < n; sent++) {
         const dbfs_dirent *e = &ents[sent];
         size_t size = XDR_BOOL_SIZE + nfs3_entry_dir_size(strlen(e->name));
@@ -177,8 +202,13 @@ void nfs3_proc_readdirplus(srv_req *req, void *argp, void *resp)
                                 NFSPROC3_READDIRPLUS);
 
     READDIRPLUS3resok *ok = &res->READDIRPLUS3res_u.resok;
-    entryplus3 *out = n ? srv_req_alloc(req, n * sizeof *out) : NULL;
+    entryplus3 *out = srv_req_alloc(req, (n + 1) * sizeof *out);
     size_t used = fixed, dused = 0;
+    dbfs_dirent snap;
+
+    /* .snapshots after the last entry ([snapshot] visible, nfs3_snap.c). */
+    if (st == NFS3_OK && eof && nfs3_snap_listed(req, dir, args->cookie, &snap))
+        nfs3_readdir_append(&ents, &n, &snap);
     for (; st == NFS3_OK && sent < n; sent++) {
         const dbfs_dirent *e = &ents[sent];
         bool plus = nfs3_entry_plus(e);
@@ -197,7 +227,8 @@ void nfs3_proc_readdirplus(srv_req *req, void *argp, void *resp)
         o->name_handle.handle_follows = FALSE;
         if (plus) {
             nfs3_post_op_attr_of(info, &e->attr, &o->name_attributes);
-            nfs3_post_op_fh(req, (dbfs_fh){.ino = e->attr.ino, .gen = e->attr.gen},
+            nfs3_post_op_fh(req,
+                            (dbfs_fh){.ino = e->attr.ino, .gen = e->attr.gen, .snap = e->attr.snap},
                             &o->name_handle);
         }
         o->nextentry = NULL;

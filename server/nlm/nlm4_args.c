@@ -29,6 +29,9 @@ nlm4_stats nlm4_file_in(srv_req *req, const nlm_netobj *fh, dbfs_fh *out)
 {
     int err = exp_fh_in(req, fh->nlm_netobj_val, fh->nlm_netobj_len, out);
 
+    /* A snapshot's file is read-only and nobody can change it: no locks. */
+    if (err == 0 && out->snap != 0)
+        return NLM4_ROFS;
     if (err == 0)
         return NLM4_GRANTED;
     return err == -ESTALE ? NLM4_STALE_FH : NLM4_FAILED;

@@ -95,7 +95,7 @@ typedef struct {
  * nlm4_file_in -- the file of handle fh (req->export/client/cred set as
  * exp_fh_in does). Returns NLM4_GRANTED, NLM4_STALE_FH (stale, another
  * file system, an export gone) or NLM4_FAILED (not a handle of ours, not
- * admitted), as Linux's lockd answers.
+ * admitted), as Linux's lockd answers; NLM4_ROFS for a snapshot's file.
  */
 nlm4_stats nlm4_file_in(srv_req *req, const nlm_netobj *fh, dbfs_fh *out);
 

@@ -12,7 +12,7 @@
  *             system's servers ([cache] coherence; refused: -1)
  *             --> the lock service starts
  *             (NSM state, grace period, SM_NOTIFY) --> rpcbind registration or
- *             the built-in portmapper --> flusher, metrics endpoint
+ *             the built-in portmapper --> flusher, snapshot thread, metrics endpoint
  *             --> "serving" line --> srv_rt_run (workers, event loop)
  *             --signal--> workers finish their calls, statistics
  *             --> the write-back flusher stores what is buffered
@@ -46,6 +46,7 @@
 #include "nsm_program.h"
 #include "exp.h"
 #include "pgnfsd_flusher.h"
+#include "pgnfsd_snap.h"
 #include "met.h"
 #include "pmap_run.h"
 #include "srv_rt.h"
@@ -256,6 +257,7 @@ int pgnfsd_run(const cfg *c, dbfs *fs)
     pmap_server *pm = NULL;
     met *metrics = NULL;
     pgnfsd_flusher *flusher = NULL;
+    pgnfsd_snap *snap = NULL;
     pgnfsd_run_locks locks = {0};
     sigset_t mask, old;
     unsigned port = 0;
@@ -279,9 +281,11 @@ int pgnfsd_run(const cfg *c, dbfs *fs)
         met_start(c, rt, fs, locks.svc ? pgnfsd_run_lock_metrics : NULL, locks.svc, &metrics) != 0)
         goto out;
     flusher = pgnfsd_flusher_start(fs, c);
+    snap = pgnfsd_snap_start(fs, c);
     srv_log_start(c, &ctx, port);
     rc = srv_rt_run(rt);
 out:
+    pgnfsd_snap_stop(snap);
     pgnfsd_flusher_stop(flusher);
     met_stop(metrics);
     srv_rt_free(rt);

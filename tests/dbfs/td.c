@@ -44,7 +44,7 @@ void td_open_opts(td_fs *t, uint32_t chunk_size, bool relatime)
     cfg.relatime = relatime;
     td_rc(dbfs_open(&cfg, &t->fs), 0);
     td_rc(dbfs_conn_open(t->fs, &t->c), 0);
-    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen};
+    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen, 0};
     t->trips_mark = dbfs_conn_round_trips(t->c);
 }
 

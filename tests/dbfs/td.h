@@ -38,7 +38,7 @@ dbfs_cred td_user(uint32_t uid, uint32_t gid, uint32_t n, const uint32_t *groups
 
 static inline dbfs_fh td_fh(const dbfs_attr *a)
 {
-    return (dbfs_fh){a->ino, a->gen};
+    return (dbfs_fh){a->ino, a->gen, a->snap};
 }
 
 /* Calls that must succeed; each returns the new or found object's
@@ -62,6 +62,17 @@ void td_check_rc(int rc, int want, const char *expr, const char *file, int line)
  * conninfo; fails the test on an error. Returns the first column of the
  * first row as a number (0 if none). */
 long td_sql(const char *conninfo, const char *sql);
+
+/* SQL that takes from a file system what migration 008 (snapshots) adds,
+ * for the tests that make a file system of an older version. */
+#define TD_SQL_DROP_SNAPSHOTS                                                                      \
+    " DROP VIEW IF EXISTS pgnfs.attr_versions, pgnfs.names_versions CASCADE;"                      \
+    " DROP TABLE pgnfs_snap_state, pgnfs_snapshots, pgnfs_snap_fileatt, pgnfs_snap_naming,"        \
+    " pgnfs_snap_chunks, pgnfs_snap_tab CASCADE;"                                                  \
+    " DROP FUNCTION pgnfs_snap_keep_fileatt, pgnfs_snap_keep_naming, pgnfs_snap_keep_allfiles,"    \
+    " pgnfs_snap_keep_inv CASCADE;"                                                                \
+    " ALTER TABLE fileatt DROP COLUMN born; ALTER TABLE naming DROP COLUMN born;"                  \
+    " ALTER TABLE allfiles DROP COLUMN born; ALTER TABLE pgnfs_filetab DROP COLUMN made;"
 
 /* Round trips made on t's connection since the last call. */
 uint64_t td_trips(td_fs *t);

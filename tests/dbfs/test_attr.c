@@ -60,7 +60,7 @@ static void test_perm_agreement(void)
                          "SELECT ty, m, w, pgnfs_may(ty::smallint, m, 1000, 100, $1::int8,"
                          " $2::int8, $3::int8[], w),"
                          " pgnfs_may_io(ROW(2, 1, ty, m, 1, 1000, 100, 0, 0, 0, 0, 0, 0, 1, 0,"
-                         " NULL, NULL, NULL)::fileatt, $1::int8, $2::int8, $3::int8[], w)"
+                         " NULL, NULL, NULL, NULL)::fileatt, $1::int8, $2::int8, $3::int8[], w)"
                          " FROM generate_series(1, 2) ty,"
                          "      generate_series(0, 4095, 1) m, generate_series(0, 7) w"
                          " WHERE m < 512 OR m % 64 = 0 OR m % 511 = 0",
@@ -142,8 +142,8 @@ static void test_getattr(void)
     g_assert_cmpuint(a.mode, ==, 0777);
     g_assert_cmpuint(a.uid, ==, 0);
     g_assert_cmpuint(a.nlink, ==, 2);
-    td_rc(dbfs_getattr(t.c, (dbfs_fh){DBFS_ROOT_INO, info->root_gen + 1}, &a), -ESTALE);
-    td_rc(dbfs_getattr(t.c, (dbfs_fh){4242, 1}, &a), -ESTALE);
+    td_rc(dbfs_getattr(t.c, (dbfs_fh){DBFS_ROOT_INO, info->root_gen + 1, 0}, &a), -ESTALE);
+    td_rc(dbfs_getattr(t.c, (dbfs_fh){4242, 1, 0}, &a), -ESTALE);
     f = td_create(&t, &u, t.root, "f", 0600);
     a = td_getattr(&t, td_fh(&f));
     g_assert_cmpmem(&a, sizeof a, &f, sizeof f);
@@ -370,7 +370,7 @@ static void test_guard(void)
     guard = f.ctime_ns;
     td_rc(dbfs_setattr(t.c, &u, td_fh(&f), &sa, &guard, &w), 0);
     g_assert_cmpuint(w.post.mode, ==, 0600);
-    td_rc(dbfs_setattr(t.c, &u, (dbfs_fh){f.ino, f.gen + 1}, &sa, NULL, &w), -ESTALE);
+    td_rc(dbfs_setattr(t.c, &u, (dbfs_fh){f.ino, f.gen + 1, 0}, &sa, NULL, &w), -ESTALE);
     g_assert_false(w.have_pre || w.have_post);
     td_close(&t);
 }
@@ -415,7 +415,7 @@ static void test_access(void)
     td_rc(dbfs_access(t.c, &o, td_fh(&d), all, &got, &a), 0);
     g_assert_cmpuint(got, ==, DBFS_ACCESS_LOOKUP);
 
-    td_rc(dbfs_access(t.c, &u, (dbfs_fh){f.ino, f.gen + 1}, all, &got, &a), -ESTALE);
+    td_rc(dbfs_access(t.c, &u, (dbfs_fh){f.ino, f.gen + 1, 0}, all, &got, &a), -ESTALE);
     td_close(&t);
 }
 

@@ -52,7 +52,7 @@ static void tk_open(tk_fs *t, dbfs_storage st, bool stat_cache, bool relatime)
     td_rc(dbfs_conn_open(t->fs, &t->c1), 0);
     td_rc(dbfs_conn_open(t->fs, &t->c2), 0);
     td_rc(dbfs_conn_open(t->truth, &t->tc), 0);
-    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen};
+    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen, 0};
 }
 
 static void tk_close(tk_fs *t)

@@ -50,12 +50,12 @@ static void test_mkfs_open(void)
     unsigned char zero[DBFS_SECRET_LEN] = {0};
     g_assert_cmpint(memcmp(first.secret, zero, sizeof zero), !=, 0);
     td_rc(dbfs_conn_open(fs, &c), 0);
-    td_rc(dbfs_getattr(c, (dbfs_fh){DBFS_ROOT_INO, first.root_gen}, &a), 0);
+    td_rc(dbfs_getattr(c, (dbfs_fh){DBFS_ROOT_INO, first.root_gen, 0}, &a), 0);
     g_assert_cmpuint(a.uid, ==, 12);
     g_assert_cmpuint(a.gid, ==, 34);
     g_assert_cmpuint(a.mode, ==, 0750);
     dbfs_cred root = td_root();
-    dbfs_fh rootfh = {DBFS_ROOT_INO, first.root_gen};
+    dbfs_fh rootfh = {DBFS_ROOT_INO, first.root_gen, 0};
     dbfs_sattr sa = {.set = DBFS_SET_MODE, .mode = 0644};
     dbfs_wcc w;
     td_rc(dbfs_create(c, &root, rootfh, "old", DBFS_CREATE_GUARDED, &sa, 0, &a, &w), 0);
@@ -193,7 +193,7 @@ static void test_fsstat_commit(void)
     g_assert_cmpuint(w.pre_size, ==, 1);
     g_assert_cmpint(w.pre_ctime_ns, ==, w.post.ctime_ns);
     g_assert_cmpuint(w.post.size, ==, 1);
-    td_rc(dbfs_commit(t.c, (dbfs_fh){f.ino, f.gen + 1}, 0, 0, &w), -ESTALE);
+    td_rc(dbfs_commit(t.c, (dbfs_fh){f.ino, f.gen + 1, 0}, 0, 0, &w), -ESTALE);
     g_assert_false(w.have_post);
     td_close(&t);
 

@@ -295,9 +295,9 @@ static void test_errors(void)
     td_rc(dbfs_read(t.c, &u, td_fh(&d), 0, 1, buf, &n, &eof, &a), -EISDIR);
     g_assert_true(a.valid);
     td_rc(dbfs_read(t.c, &u, td_fh(&l), 0, 1, buf, &n, &eof, &a), -EINVAL);
-    td_rc(dbfs_write(t.c, &u, (dbfs_fh){f.ino, f.gen + 1}, 0, "x", 1, DBFS_FILE_SYNC, &st, &w),
+    td_rc(dbfs_write(t.c, &u, (dbfs_fh){f.ino, f.gen + 1, 0}, 0, "x", 1, DBFS_FILE_SYNC, &st, &w),
           -ESTALE);
-    td_rc(dbfs_read(t.c, &u, (dbfs_fh){f.ino, f.gen + 1}, 0, 1, buf, &n, &eof, &a), -ESTALE);
+    td_rc(dbfs_read(t.c, &u, (dbfs_fh){f.ino, f.gen + 1, 0}, 0, 1, buf, &n, &eof, &a), -ESTALE);
     g_assert_false(a.valid);
     td_rc(dbfs_write(t.c, &u, td_fh(&f), (uint64_t)INT64_MAX, "x", 1, DBFS_FILE_SYNC, &st, &w),
           -EFBIG);

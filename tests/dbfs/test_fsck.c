@@ -53,7 +53,7 @@ static void fk_open(td_fs *t, const fk_layout *l)
     cfg.relatime = true;
     td_rc(dbfs_open(&cfg, &t->fs), 0);
     td_rc(dbfs_conn_open(t->fs, &t->c), 0);
-    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen};
+    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen, 0};
 }
 
 /* Run SQL (printf-built: test code) as the superuser; the first column of

@@ -45,7 +45,7 @@ static void tl_open(tl_pair *p, uint32_t name_entries, uint64_t wb_bytes)
     cfg.writeback_file_bytes = wb_bytes / 2;
     td_rc(dbfs_open(&cfg, &p->t.fs), 0);
     td_rc(dbfs_conn_open(p->t.fs, &p->t.c), 0);
-    p->t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(p->t.fs)->root_gen};
+    p->t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(p->t.fs)->root_gen, 0};
     p->t.trips_mark = dbfs_conn_round_trips(p->t.c);
     plain.conninfo = p->t.conninfo;
     td_rc(dbfs_open(&plain, &p->ref), 0);

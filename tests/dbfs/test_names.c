@@ -87,9 +87,9 @@ static void test_lookup(void)
     td_chmod(&t, &root, td_fh(&d), 0711);
     a = td_lookup(&t, &u, td_fh(&d), "f");
     g_assert_cmpuint(a.ino, ==, f.ino);
-    td_rc(dbfs_lookup(t.c, &u, (dbfs_fh){d.ino, d.gen + 1}, "f", &a, &da), -ESTALE);
+    td_rc(dbfs_lookup(t.c, &u, (dbfs_fh){d.ino, d.gen + 1, 0}, "f", &a, &da), -ESTALE);
     g_assert_false(da.valid);
-    td_rc(dbfs_lookup(t.c, &u, (dbfs_fh){999999, 1}, "..", &a, &da), -ESTALE);
+    td_rc(dbfs_lookup(t.c, &u, (dbfs_fh){999999, 1, 0}, "..", &a, &da), -ESTALE);
     td_close(&t);
 }
 
@@ -151,9 +151,9 @@ static void test_create_modes(void)
 
     /* In a file; in a stale directory; in a directory without write. */
     td_rc(dbfs_create(t.c, &u, td_fh(&f), "y", DBFS_CREATE_GUARDED, &sa, 0, &a, &w), -ENOTDIR);
-    td_rc(
-        dbfs_create(t.c, &u, (dbfs_fh){d.ino, d.gen ^ 1}, "y", DBFS_CREATE_GUARDED, &sa, 0, &a, &w),
-        -ESTALE);
+    td_rc(dbfs_create(t.c, &u, (dbfs_fh){d.ino, d.gen ^ 1, 0}, "y", DBFS_CREATE_GUARDED, &sa, 0, &a,
+                      &w),
+          -ESTALE);
     g_assert_false(w.have_pre || w.have_post);
     dbfs_cred other = td_user(1001, 100, 0, td_no_groups);
     td_rc(dbfs_create(t.c, &other, td_fh(&d), "y", DBFS_CREATE_GUARDED, &sa, 0, &a, &w), -EACCES);
@@ -330,7 +330,7 @@ static void test_symlink(void)
     f = td_create(&t, &u, t.root, "f", 0644);
     td_rc(dbfs_readlink(t.c, &u, td_fh(&f), &target, &a), -EINVAL);
     g_assert_null(target);
-    td_rc(dbfs_readlink(t.c, &u, (dbfs_fh){l.ino, l.gen + 1}, &target, &a), -ESTALE);
+    td_rc(dbfs_readlink(t.c, &u, (dbfs_fh){l.ino, l.gen + 1, 0}, &target, &a), -ESTALE);
     td_rc(dbfs_symlink(t.c, &u, t.root, "l", "x", NULL, &a, &w), -EEXIST);
     td_rc(dbfs_symlink(t.c, &u, t.root, "e", "", NULL, &a, &w), -ENOENT);
     memset(big, 'p', sizeof big);
@@ -412,7 +412,7 @@ static void test_remove(void)
     g_assert_true(w.have_pre && w.have_post);
     td_rc(dbfs_remove(t.c, &u, td_fh(&f), "x", &w), -ENOTDIR);
     td_rc(dbfs_remove(t.c, &v, td_fh(&d), "f", &w), -EACCES);
-    td_rc(dbfs_remove(t.c, &u, (dbfs_fh){d.ino, d.gen + 1}, "f", &w), -ESTALE);
+    td_rc(dbfs_remove(t.c, &u, (dbfs_fh){d.ino, d.gen + 1, 0}, "f", &w), -ESTALE);
 
     td_rc(dbfs_remove(t.c, &u, td_fh(&d), "f", &w), 0);
     td_rc(dbfs_lookup(t.c, &u, td_fh(&d), "f", &a, NULL), -ENOENT);
@@ -476,9 +476,9 @@ static void test_link(void)
     td_rc(dbfs_link(t.c, &u, td_fh(&d), t.root, "dlink", &fa, &w), -EISDIR);
     td_rc(dbfs_link(t.c, &u, td_fh(&f), td_fh(&f), "x", &fa, &w), -ENOTDIR);
     td_rc(dbfs_link(t.c, &v, td_fh(&f), td_fh(&d), "h", &fa, &w), -EACCES);
-    td_rc(dbfs_link(t.c, &u, (dbfs_fh){f.ino, f.gen + 1}, td_fh(&d), "h", &fa, &w), -ESTALE);
+    td_rc(dbfs_link(t.c, &u, (dbfs_fh){f.ino, f.gen + 1, 0}, td_fh(&d), "h", &fa, &w), -ESTALE);
     g_assert_false(fa.valid);
-    td_rc(dbfs_link(t.c, &u, td_fh(&f), (dbfs_fh){d.ino, d.gen + 1}, "h", &fa, &w), -ESTALE);
+    td_rc(dbfs_link(t.c, &u, td_fh(&f), (dbfs_fh){d.ino, d.gen + 1, 0}, "h", &fa, &w), -ESTALE);
 
     /* Removing one name keeps the data under the other. */
     td_rc(dbfs_remove(t.c, &u, t.root, "f", &w), 0);

@@ -27,7 +27,7 @@ static dbfs_attr tr_setup(td_fs *t, unsigned char *data)
     cfg.conninfo = t->conninfo;
     td_rc(dbfs_open(&cfg, &w.fs), 0);
     td_rc(dbfs_conn_open(w.fs, &w.c), 0);
-    w.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(w.fs)->root_gen};
+    w.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(w.fs)->root_gen, 0};
     for (size_t i = 0; i < (size_t)CS * CHUNKS; i++)
         data[i] = (unsigned char)(i * 13 + (i >> 12));
     f = td_create(&w, &root, w.root, "f", 0644);
@@ -39,7 +39,7 @@ static dbfs_attr tr_setup(td_fs *t, unsigned char *data)
     cfg.buffer_cache_bytes = 8u << 20;
     td_rc(dbfs_open(&cfg, &t->fs), 0);
     td_rc(dbfs_conn_open(t->fs, &t->c), 0);
-    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen};
+    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen, 0};
     t->trips_mark = dbfs_conn_round_trips(t->c);
     return f;
 }

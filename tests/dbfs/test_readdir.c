@@ -142,7 +142,7 @@ static void test_basic(void)
     /* Errors. */
     td_rc(dbfs_readdir(t.c, &u, td_fh(&f), 0, 10, false, &e, &n, &eof, &da), -ENOTDIR);
     g_assert_null(e);
-    td_rc(dbfs_readdir(t.c, &u, (dbfs_fh){d.ino, d.gen + 1}, 0, 10, false, &e, &n, &eof, &da),
+    td_rc(dbfs_readdir(t.c, &u, (dbfs_fh){d.ino, d.gen + 1, 0}, 0, 10, false, &e, &n, &eof, &da),
           -ESTALE);
     g_assert_false(da.valid);
     dbfs_cred v = td_user(1001, 200, 0, td_no_groups);

@@ -45,7 +45,8 @@ static void test_same_dir(void)
     td_rc(dbfs_rename(t.c, &u, td_fh(&d), "", td_fh(&d), "c", &fw, &tw), -ENOENT);
     td_rc(dbfs_rename(t.c, &u, td_fh(&d), "b", td_fh(&d), "", &fw, &tw), -EINVAL);
     td_rc(dbfs_rename(t.c, &u, td_fh(&d), "b", td_fh(&d), "x/y", &fw, &tw), -EINVAL);
-    td_rc(dbfs_rename(t.c, &u, (dbfs_fh){d.ino, d.gen + 1}, "b", t.root, "c", &fw, &tw), -ESTALE);
+    td_rc(dbfs_rename(t.c, &u, (dbfs_fh){d.ino, d.gen + 1, 0}, "b", t.root, "c", &fw, &tw),
+          -ESTALE);
     g_assert_false(fw.have_post);
     g_assert_true(tw.have_post);
     td_rc(dbfs_rename(t.c, &u, td_fh(&d), "b", td_fh(&a), "c", &fw, &tw), -ENOTDIR);

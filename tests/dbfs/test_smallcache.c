@@ -49,7 +49,7 @@ static void sm_open(sm_fs *t, bool buffer, uint64_t small_bytes)
     td_rc(dbfs_conn_open(t->fs, &t->c1), 0);
     td_rc(dbfs_conn_open(t->fs, &t->c2), 0);
     td_rc(dbfs_conn_open(t->truth, &t->tc), 0);
-    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen};
+    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen, 0};
 }
 
 static void sm_close(sm_fs *t)

@@ -37,7 +37,7 @@ static void ts_open_guarded(td_fs *t, const char *conninfo)
     cfg.writeback_bytes = 8 * TS_MIB;
     td_rc(dbfs_open(&cfg, &t->fs), 0);
     td_rc(dbfs_conn_open(t->fs, &t->c), 0);
-    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen};
+    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen, 0};
     g_assert_true(dbfs_space_guarded(t->fs));
 }
 
@@ -112,7 +112,7 @@ static void test_reclaim(void)
     dbfs_config cfg = {.conninfo = db};
     td_rc(dbfs_open(&cfg, &plain.fs), 0);
     td_rc(dbfs_conn_open(plain.fs, &plain.c), 0);
-    plain.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(plain.fs)->root_gen};
+    plain.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(plain.fs)->root_gen, 0};
     g_assert_false(dbfs_space_guarded(plain.fs));
     dbfs_attr a = td_create(&plain, &root, plain.root, "a", 0644);
     dbfs_attr b = td_create(&plain, &root, plain.root, "b", 0644);

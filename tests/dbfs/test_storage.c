@@ -42,7 +42,7 @@ static void ts_open(td_fs *t, dbfs_storage st, dbfs_encoding enc, uint32_t cs, u
     cfg.relatime = true;
     td_rc(dbfs_open(&cfg, &t->fs), 0);
     td_rc(dbfs_conn_open(t->fs, &t->c), 0);
-    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen};
+    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen, 0};
     t->trips_mark = dbfs_conn_round_trips(t->c);
 }
 

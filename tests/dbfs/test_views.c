@@ -73,7 +73,7 @@ static void test_role_named_pgnfs(void)
     dbfs_config cfg = {.conninfo = ci, .relatime = true};
     td_rc(dbfs_open(&cfg, &t.fs), 0);
     td_rc(dbfs_conn_open(t.fs, &t.c), 0);
-    t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t.fs)->root_gen};
+    t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t.fs)->root_gen, 0};
     dbfs_cred root = td_root();
     dbfs_attr d = td_mkdir(&t, &root, t.root, "d", 0755);
     dbfs_attr f = td_create(&t, &root, td_fh(&d), "f", 0644);

@@ -35,7 +35,7 @@ static void tw_open_enc(td_fs *t, dbfs_storage st, dbfs_encoding enc, uint32_t c
     cfg.writeback_file_bytes = file_bytes;
     td_rc(dbfs_open(&cfg, &t->fs), 0);
     td_rc(dbfs_conn_open(t->fs, &t->c), 0);
-    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen};
+    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen, 0};
     t->trips_mark = dbfs_conn_round_trips(t->c);
 }
 
@@ -320,7 +320,7 @@ static void test_lost_check(void)
     cfg.writeback_bytes = 1u << 20;
     td_rc(dbfs_open(&cfg, &t.fs), 0);
     td_rc(dbfs_conn_open(t.fs, &t.c), 0);
-    t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t.fs)->root_gen};
+    t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t.fs)->root_gen, 0};
     dbfs_attr f = td_create(&t, &root, t.root, "f", 0644);
     tw_allow_connections(t.conninfo, false);
     g_assert_cmpint(td_sql(tl_cluster_conninfo(),

@@ -76,7 +76,7 @@ static int tx_open_fs(td_fs *t, const char *conninfo, const char *chain, const c
         return rc;
     td_rc(dbfs_conn_open(t->fs, &t->c), 0);
     t->conninfo = g_strdup(conninfo);
-    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen};
+    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen, 0};
     return 0;
 }
 
@@ -303,17 +303,19 @@ static void test_upgrade(void)
     f = td_create(&e.t, &root, e.t.root, "old", 0644);
     td_write(&e.t, &root, td_fh(&f), 0, "older", 5);
     td_close(&e.t);
-    td_sql(e.conninfo, "DROP TABLE pgnfs_xform_chain, pgnfs_xform_epoch;"
-                       " DROP TRIGGER IF EXISTS pgnfs_xf_inherit ON naming;"
-                       " ALTER TABLE fileatt DROP COLUMN chain;"
-                       " ALTER TABLE pgnfs_fs DROP COLUMN xform_key_id;"
-                       /* and what 005 (several frontends) adds */
-                       " DROP TABLE pgnfs_frontends;"
-                       " DROP FUNCTION pgnfs_inval_fileatt, pgnfs_inval_naming,"
-                       " pgnfs_inval_send CASCADE;"
-                       " UPDATE pgnfs_fs SET schema_version = 3, functions_digest = 'version 3'");
+    td_sql(e.conninfo, /* what 008 (snapshots) adds, first: its views read chain */
+           TD_SQL_DROP_SNAPSHOTS
+           " DROP TABLE pgnfs_xform_chain, pgnfs_xform_epoch;"
+           " DROP TRIGGER IF EXISTS pgnfs_xf_inherit ON naming;"
+           " ALTER TABLE fileatt DROP COLUMN chain;"
+           " ALTER TABLE pgnfs_fs DROP COLUMN xform_key_id;"
+           /* and what 005 (several frontends) adds */
+           " DROP TABLE pgnfs_frontends;"
+           " DROP FUNCTION pgnfs_inval_fileatt, pgnfs_inval_naming,"
+           " pgnfs_inval_send CASCADE;"
+           " UPDATE pgnfs_fs SET schema_version = 3, functions_digest = 'version 3'");
     td_rc(tx_open_fs(&e.t, e.conninfo, "zstd", e.key, false), 0);
-    g_assert_cmpint(dbfs_get_info(e.t.fs)->schema_version, ==, 5);
+    g_assert_cmpint(dbfs_get_info(e.t.fs)->schema_version, ==, 8);
     f = td_lookup(&e.t, &root, e.t.root, "old");
     td_read(&e.t, &root, td_fh(&f), 0, buf, 5);
     g_assert_cmpmem(buf, 5, "older", 5);

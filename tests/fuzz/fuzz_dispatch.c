@@ -128,9 +128,9 @@ static void fuzz_setup_db(const char *conninfo)
     fuzz_ctx.fs = fuzz_fs;
     fuzz_ctx.info = info;
     fuzz_handle(info, 0, rootfh, &fuzz_fhs.root);
-    fuzz_handle(info, 0, (dbfs_fh){dir.ino, dir.gen}, &fuzz_fhs.dir);
+    fuzz_handle(info, 0, (dbfs_fh){dir.ino, dir.gen, 0}, &fuzz_fhs.dir);
     fuzz_handle(info, 0, filefh, &fuzz_fhs.file);
-    fuzz_handle(info, 0, (dbfs_fh){link.ino, link.gen}, &fuzz_fhs.link);
+    fuzz_handle(info, 0, (dbfs_fh){link.ino, link.gen, 0}, &fuzz_fhs.link);
 }
 
 /* No database: a made-up file system, handles signed with its secret. */
@@ -143,10 +143,10 @@ static void fuzz_setup_nodb(void)
     for (unsigned i = 0; i < DBFS_SECRET_LEN; i++)
         fuzz_info.secret[i] = (unsigned char)(0xa5 ^ i);
     fuzz_ctx.info = &fuzz_info;
-    fuzz_handle(&fuzz_info, 0, (dbfs_fh){DBFS_ROOT_INO, 1}, &fuzz_fhs.root);
-    fuzz_handle(&fuzz_info, 0, (dbfs_fh){2, 7}, &fuzz_fhs.dir);
-    fuzz_handle(&fuzz_info, 0, (dbfs_fh){3, 7}, &fuzz_fhs.file);
-    fuzz_handle(&fuzz_info, 0, (dbfs_fh){4, 7}, &fuzz_fhs.link);
+    fuzz_handle(&fuzz_info, 0, (dbfs_fh){DBFS_ROOT_INO, 1, 0}, &fuzz_fhs.root);
+    fuzz_handle(&fuzz_info, 0, (dbfs_fh){2, 7, 0}, &fuzz_fhs.dir);
+    fuzz_handle(&fuzz_info, 0, (dbfs_fh){3, 7, 0}, &fuzz_fhs.file);
+    fuzz_handle(&fuzz_info, 0, (dbfs_fh){4, 7, 0}, &fuzz_fhs.link);
 }
 
 /* Add a mapping to the portmapper's table (the runtime does it from its
