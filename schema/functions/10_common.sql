@@ -75,18 +75,16 @@ CREATE OR REPLACE FUNCTION pgnfs_new_generation()
 RETURNS int LANGUAGE sql VOLATILE PARALLEL SAFE
 AS $$ SELECT 1 + floor(random() * 2147483646)::int $$;
 
--- One result row (see the type pgnfs_result in 001_base.sql). PL/pgSQL: an
--- SQL function returning a row of several columns is never inlined, and is
--- then parsed again in every transaction (four times the cost of this for
--- the three or more rows each metadata function returns).
+-- One result row (see the type pgnfs_result in 001_base.sql). A single
+-- ROW() of the declared type, so the planner inlines it into the calling
+-- expression (an SQL function whose SELECT lists the columns one by one
+-- would not be inlined, and PL/pgSQL costs a function call per row).
 CREATE OR REPLACE FUNCTION pgnfs_res(st int, r int, f fileatt)
-RETURNS pgnfs_result LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+RETURNS pgnfs_result LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
-BEGIN
-    RETURN ROW(st, r::smallint, f.inode, f.generation, f.type, f.mode, f.nlink, f.uid, f.gid,
-               f.size, f.rdev_major, f.rdev_minor, f.atime, f.mtime, f.ctime, f.change,
-               f.used)::pgnfs_result;
-END
+SELECT ROW(st, r::smallint, f.inode, f.generation, f.type, f.mode, f.nlink, f.uid, f.gid,
+           f.size, f.rdev_major, f.rdev_minor, f.atime, f.mtime, f.ctime, f.change,
+           f.used)::pgnfs_result
 $$;
 
 -- The helpers below read or change tables, so they are PL/pgSQL: an SQL
