@@ -87,6 +87,13 @@ SELECT ROW(st, r::smallint, f.inode, f.generation, f.type, f.mode, f.nlink, f.ui
            f.used)::pgnfs_result
 $$;
 
+-- Is a directory empty? The functions ask EXISTS (SELECT 1 FROM naming n
+-- WHERE n.parent = dir ORDER BY n.name LIMIT 1): the ORDER BY of naming's
+-- primary key keeps the plan an index scan. Without it the generic plan a
+-- PL/pgSQL function keeps may be a sequential scan, chosen because most
+-- names share few parents (one big directory), that reads the whole table
+-- to learn that a new directory is empty.
+
 -- The helpers below read or change tables, so they are PL/pgSQL: an SQL
 -- function that cannot be inlined (a FROM clause, a subquery, an UPDATE)
 -- is parsed and planned again in every transaction that calls it, and

@@ -47,7 +47,7 @@ BEGIN
                 st := pgnfs_enotdir();
             ELSIF NOT p_rmdir AND f.type = pgnfs_t_dir() THEN
                 st := pgnfs_eisdir();
-            ELSIF p_rmdir AND EXISTS (SELECT 1 FROM naming n WHERE n.parent = ino) THEN
+            ELSIF p_rmdir AND EXISTS (SELECT 1 FROM naming n WHERE n.parent = ino ORDER BY n.name LIMIT 1) THEN
                 st := pgnfs_enotempty();
             END IF;
         END IF;

@@ -123,7 +123,7 @@ BEGIN
               AND NOT pgnfs_may_f(s, c_uid, c_gid, c_groups, pgnfs_want_w()) THEN
             st := pgnfs_eacces();
         ELSIF tino IS NOT NULL AND t.type = pgnfs_t_dir()
-              AND EXISTS (SELECT 1 FROM naming n WHERE n.parent = tino) THEN
+              AND EXISTS (SELECT 1 FROM naming n WHERE n.parent = tino ORDER BY n.name LIMIT 1) THEN
             st := pgnfs_enotempty();
         END IF;
     END IF;
