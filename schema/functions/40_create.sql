@@ -139,12 +139,17 @@ BEGIN
     END IF;
 
     nf.inode := nextval('pgnfs_inode_seq');
-    INSERT INTO fileatt (inode, generation, type, mode, nlink, uid, gid, size, rdev_major,
-                         rdev_minor, atime, mtime, ctime, change, used, createverf, target)
-    VALUES (nf.inode, nf.generation, nf.type, nf.mode, nf.nlink, nf.uid, nf.gid, nf.size,
-            nf.rdev_major, nf.rdev_minor, nf.atime, nf.mtime, nf.ctime, nf.change, nf.used,
-            nf.createverf, nf.target);
-    INSERT INTO naming (parent, name, inode) VALUES (p_dir, p_name, nf.inode);
+    -- One statement for the three rows (each statement a PL/pgSQL function
+    -- runs costs an executor start: bench/durable/sqlcost measured 240
+    -- against 182 us of database CPU per CREATE+REMOVE).
+    WITH f AS (
+        INSERT INTO fileatt (inode, generation, type, mode, nlink, uid, gid, size, rdev_major,
+                             rdev_minor, atime, mtime, ctime, change, used, createverf, target)
+        VALUES (nf.inode, nf.generation, nf.type, nf.mode, nf.nlink, nf.uid, nf.gid, nf.size,
+                nf.rdev_major, nf.rdev_minor, nf.atime, nf.mtime, nf.ctime, nf.change, nf.used,
+                nf.createverf, nf.target)),
+    n AS (
+        INSERT INTO naming (parent, name, inode) VALUES (p_dir, p_name, nf.inode))
     UPDATE fileatt SET nlink = nlink + CASE WHEN p_type = pgnfs_t_dir() THEN 1 ELSE 0 END,
                        mtime = now, ctime = pgnfs_next_ctime(ctime, now), change = change + 1
      WHERE inode = p_dir
