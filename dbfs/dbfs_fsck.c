@@ -10,7 +10,8 @@
  *         again without repairing ("left" = what it finds)
  *     --> close
  *
- * Order matters for repairs: names pointing nowhere go before the
+ * Order matters for repairs: attribute values (a type) before anything
+ * that reads them, names pointing nowhere before the
  * structure checks, extra directory names before cycles, cycles before
  * orphans (a broken cycle becomes a name in /lost+found), all of those
  * before nlink, and the placement of data before the checks that read it.
@@ -40,6 +41,7 @@ typedef struct {
 
 static const dbfs_fsck_check dbfs_fsck_checks[] = {
     {"root", "the root directory"},
+    {"attributes", "attribute values (type, mode, owner, size, target)"},
     {"names", "names and what they point to"},
     {"bad-names", "names no client can use (NUL, '/', \"\", \".\", \"..\")"},
     {"dir-links", "directories with more than one name"},
@@ -50,6 +52,7 @@ static const dbfs_fsck_check dbfs_fsck_checks[] = {
     {"data-orphans", "chunks without a file"},
     {"data-eof", "data past the end of files"},
     {"used", "stored bytes (used)"},
+    {"lock-orphans", "locks on files that do not exist"},
     {"snapshots", "rows kept for snapshots"},
 };
 #define DBFS_FSCK_NCHECKS (sizeof dbfs_fsck_checks / sizeof dbfs_fsck_checks[0])

@@ -75,19 +75,24 @@ CREATE OR REPLACE FUNCTION pgnfs_new_generation()
 RETURNS int LANGUAGE sql VOLATILE PARALLEL SAFE
 AS $$ SELECT 1 + floor(random() * 2147483646)::int $$;
 
--- One result row (see the type pgnfs_result in 001_base.sql). PL/pgSQL: an
--- SQL function returning a row of several columns is never inlined, and is
--- then parsed again in every transaction (four times the cost of this for
--- the three or more rows each metadata function returns).
+-- One result row (see the type pgnfs_result in 001_base.sql). A single
+-- ROW() of the declared type, so the planner inlines it into the calling
+-- expression (an SQL function whose SELECT lists the columns one by one
+-- would not be inlined, and PL/pgSQL costs a function call per row).
 CREATE OR REPLACE FUNCTION pgnfs_res(st int, r int, f fileatt)
-RETURNS pgnfs_result LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+RETURNS pgnfs_result LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
-BEGIN
-    RETURN ROW(st, r::smallint, f.inode, f.generation, f.type, f.mode, f.nlink, f.uid, f.gid,
-               f.size, f.rdev_major, f.rdev_minor, f.atime, f.mtime, f.ctime, f.change,
-               f.used)::pgnfs_result;
-END
+SELECT ROW(st, r::smallint, f.inode, f.generation, f.type, f.mode, f.nlink, f.uid, f.gid,
+           f.size, f.rdev_major, f.rdev_minor, f.atime, f.mtime, f.ctime, f.change,
+           f.used)::pgnfs_result
 $$;
+
+-- Is a directory empty? The functions ask EXISTS (SELECT 1 FROM naming n
+-- WHERE n.parent = dir ORDER BY n.name LIMIT 1): the ORDER BY of naming's
+-- primary key keeps the plan an index scan. Without it the generic plan a
+-- PL/pgSQL function keeps may be a sequential scan, chosen because most
+-- names share few parents (one big directory), that reads the whole table
+-- to learn that a new directory is empty.
 
 -- The helpers below read or change tables, so they are PL/pgSQL: an SQL
 -- function that cannot be inlined (a FROM clause, a subquery, an UPDATE)

@@ -31,6 +31,13 @@ DECLARE
 BEGIN
     nf := f;
     status := 0;
+    -- Values out of range (dbfs never sends them; fileatt's CHECK
+    -- constraints refused them before 006).
+    IF (s_set & pgnfs_set_size() <> 0 AND s_size < 0)
+       OR (s_set & pgnfs_set_uid() <> 0 AND s_uid NOT BETWEEN 0 AND 4294967295)
+       OR (s_set & pgnfs_set_gid() <> 0 AND s_gid NOT BETWEEN 0 AND 4294967295) THEN
+        status := pgnfs_einval(); RETURN;
+    END IF;
     IF s_set & pgnfs_set_size() <> 0 THEN
         IF f.type = pgnfs_t_dir() THEN
             status := pgnfs_eisdir(); RETURN;
@@ -129,8 +136,10 @@ RETURNS SETOF pgnfs_result LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
     f fileatt;
+    nf fileatt;
     p fileatt;
     r record;
+    removed bigint := 0;
 BEGIN
     SELECT * INTO f FROM fileatt WHERE inode = p_ino AND generation = p_gen FOR UPDATE;
     IF NOT FOUND THEN
@@ -149,7 +158,16 @@ BEGIN
         RETURN NEXT pgnfs_res(r.status, pgnfs_role_post(), f);
         RETURN;
     END IF;
-    p := pgnfs_sattr_store(f, r.nf);
+    -- pgnfs_sattr_store, written out here to save a call.
+    nf := r.nf;
+    IF nf.size < f.size THEN
+        removed := pgnfs_data_truncate(f.inode, nf.size);
+    END IF;
+    UPDATE fileatt
+       SET mode = nf.mode, uid = nf.uid, gid = nf.gid, size = nf.size, atime = nf.atime,
+           mtime = nf.mtime, ctime = nf.ctime, change = nf.change, used = used - removed
+     WHERE inode = p_ino
+    RETURNING * INTO p;
     RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), f);
     RETURN NEXT pgnfs_res(0, pgnfs_role_post(), p);
 END

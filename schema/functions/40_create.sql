@@ -82,6 +82,10 @@ BEGIN
 
     IF NOT pgnfs_may_f(d, c_uid, c_gid, c_groups, pgnfs_want_wx()) THEN
         st := pgnfs_eacces();
+    ELSIF p_type NOT BETWEEN pgnfs_t_reg() AND pgnfs_t_fifo()
+          OR (p_type = pgnfs_t_lnk()) <> (p_target IS NOT NULL) THEN
+        -- What fileatt's CHECK constraints refused before 006.
+        st := pgnfs_einval();
     ELSIF p_type IN (pgnfs_t_blk(), pgnfs_t_chr()) AND c_uid <> 0 THEN
         st := pgnfs_eperm();
     ELSIF d.nlink >= pgnfs_nlink_max() AND p_type = pgnfs_t_dir() THEN
@@ -135,9 +139,21 @@ BEGIN
     END IF;
 
     nf.inode := nextval('pgnfs_inode_seq');
-    INSERT INTO fileatt SELECT nf.*;
-    INSERT INTO naming (parent, name, inode) VALUES (p_dir, p_name, nf.inode);
-    dp := pgnfs_dir_touch(p_dir, CASE WHEN p_type = pgnfs_t_dir() THEN 1 ELSE 0 END, now);
+    -- One statement for the three rows (each statement a PL/pgSQL function
+    -- runs costs an executor start: bench/durable/sqlcost measured 240
+    -- against 182 us of database CPU per CREATE+REMOVE).
+    WITH f AS (
+        INSERT INTO fileatt (inode, generation, type, mode, nlink, uid, gid, size, rdev_major,
+                             rdev_minor, atime, mtime, ctime, change, used, createverf, target)
+        VALUES (nf.inode, nf.generation, nf.type, nf.mode, nf.nlink, nf.uid, nf.gid, nf.size,
+                nf.rdev_major, nf.rdev_minor, nf.atime, nf.mtime, nf.ctime, nf.change, nf.used,
+                nf.createverf, nf.target)),
+    n AS (
+        INSERT INTO naming (parent, name, inode) VALUES (p_dir, p_name, nf.inode))
+    UPDATE fileatt SET nlink = nlink + CASE WHEN p_type = pgnfs_t_dir() THEN 1 ELSE 0 END,
+                       mtime = now, ctime = pgnfs_next_ctime(ctime, now), change = change + 1
+     WHERE inode = p_dir
+    RETURNING * INTO dp;
     RETURN NEXT pgnfs_res(0, pgnfs_role_obj(), nf);
     RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), d);
     RETURN NEXT pgnfs_res(0, pgnfs_role_post(), dp);

@@ -123,7 +123,7 @@ BEGIN
               AND NOT pgnfs_may_f(s, c_uid, c_gid, c_groups, pgnfs_want_w()) THEN
             st := pgnfs_eacces();
         ELSIF tino IS NOT NULL AND t.type = pgnfs_t_dir()
-              AND EXISTS (SELECT 1 FROM naming n WHERE n.parent = tino) THEN
+              AND EXISTS (SELECT 1 FROM naming n WHERE n.parent = tino ORDER BY n.name LIMIT 1) THEN
             st := pgnfs_enotempty();
         END IF;
     END IF;
@@ -138,13 +138,14 @@ BEGIN
     IF tino IS NOT NULL THEN
         DELETE FROM naming WHERE parent = p_tdir AND name = p_tname;
         IF t.type = pgnfs_t_dir() THEN
-            DELETE FROM fileatt WHERE inode = tino;
             tdn := tdn - 1;
-            RETURN NEXT pgnfs_res(0, pgnfs_role_gone(), t);
-        ELSIF t.nlink <= 1 THEN
-            DELETE FROM fileatt WHERE inode = tino;
+        END IF;
+        -- As in pgnfs_remove: the target goes when no name is left.
+        DELETE FROM fileatt x WHERE x.inode = tino
+           AND NOT EXISTS (SELECT 1 FROM naming n WHERE n.inode = tino);
+        IF FOUND THEN
             IF t.type = pgnfs_t_reg() THEN
-                PERFORM pgnfs_data_drop(tino);
+                PERFORM pgnfs_file_drop(tino);
             END IF;
             RETURN NEXT pgnfs_res(0, pgnfs_role_gone(), t);
         ELSE
@@ -165,12 +166,17 @@ BEGIN
         fdn := fdn - 1;
         tdn := tdn + 1;
     END IF;
+    UPDATE fileatt SET nlink = nlink + CASE WHEN same THEN fdn + tdn ELSE fdn END, mtime = now,
+                       ctime = pgnfs_next_ctime(ctime, now), change = change + 1
+     WHERE inode = p_fdir
+    RETURNING * INTO fdp;
     IF same THEN
-        fdp := pgnfs_dir_touch(p_fdir, fdn + tdn, now);
         tdp := fdp;
     ELSE
-        fdp := pgnfs_dir_touch(p_fdir, fdn, now);
-        tdp := pgnfs_dir_touch(p_tdir, tdn, now);
+        UPDATE fileatt SET nlink = nlink + tdn, mtime = now, ctime = pgnfs_next_ctime(ctime, now),
+                           change = change + 1
+         WHERE inode = p_tdir
+        RETURNING * INTO tdp;
     END IF;
     RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), fd);
     RETURN NEXT pgnfs_res(0, pgnfs_role_post(), fdp);

@@ -55,7 +55,9 @@ BEGIN
                        change = change + 1
      WHERE inode = p_ino
     RETURNING * INTO f;
-    dp := pgnfs_dir_touch(p_dir, 0, now);
+    UPDATE fileatt SET mtime = now, ctime = pgnfs_next_ctime(ctime, now), change = change + 1
+     WHERE inode = p_dir
+    RETURNING * INTO dp;
     RETURN NEXT pgnfs_res(0, pgnfs_role_obj(), f);
     RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), d);
     RETURN NEXT pgnfs_res(0, pgnfs_role_post(), dp);

@@ -11,6 +11,11 @@
 --
 --   check        invariant                                   repair
 --   root         inode 1 exists and is a directory           none (left)
+--   attributes   type 1-7, mode within 07777, uid and gid    type guessed from
+--                32-bit unsigned, size >= 0, a target for    what it holds; mode
+--                symbolic links and only for them (what      masked; owner 65534;
+--                fileatt's CHECKs said before 006)           size from the data;
+--                                                            target '' / none
 --   names        every name's inode and parent exist, the    the name is removed
 --                parent is a directory, no name is the root's
 --   bad-names    no name holds a NUL or '/' byte, is empty,  renamed in its
@@ -30,6 +35,8 @@
 --   data-orphans chunks in allfiles belong to a regular file deleted
 --   data-eof     no stored byte at or past a file's size     pgnfs_data_truncate()
 --   used         fileatt.used = the bytes stored (encoded)   used set
+--   lock-orphans locks, blocked requests and share           deleted
+--                reservations are on files that exist
 --   snapshots    kept rows and tables, triggers and state    see 91_fsck_snap.sql
 --                agree with the live snapshots
 --
@@ -138,6 +145,86 @@ BEGIN
                          pgnfs_fsck_type(t));
         RETURN NEXT;
     END IF;
+END
+$$;
+
+-- attributes: the values fileatt's CHECK constraints allowed before 006
+-- (the functions keep them; SQL by hand may not). nlink and used are the
+-- checks "nlink" and "used".
+CREATE OR REPLACE FUNCTION pgnfs_fsck_attributes(p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    r     record;
+    t     smallint;
+    fixed text[];
+    cs    bigint;
+    sz    bigint;
+BEGIN
+    PERFORM pgnfs_fsck_lock(p_repair);
+    SELECT fs.chunk_size INTO cs FROM pgnfs_fs fs;
+    FOR r IN SELECT f.inode, f.type, f.mode, f.uid, f.gid, f.size, f.target IS NOT NULL AS hastarget
+               FROM fileatt f
+              WHERE f.type NOT BETWEEN pgnfs_t_reg() AND pgnfs_t_fifo()
+                 OR f.mode NOT BETWEEN 0 AND pgnfs_s_mask()
+                 OR f.uid NOT BETWEEN 0 AND 4294967295 OR f.gid NOT BETWEEN 0 AND 4294967295
+                 OR f.size < 0 OR (f.type = pgnfs_t_lnk()) <> (f.target IS NOT NULL)
+              ORDER BY f.inode
+    LOOP
+        problem := 'attributes';
+        ino := r.inode;
+        detail := format('%s %s has', pgnfs_fsck_type(r.type), r.inode);
+        fixed := '{}';
+        t := r.type;
+        IF r.type NOT BETWEEN pgnfs_t_reg() AND pgnfs_t_fifo() THEN
+            detail := detail || format(' no valid type (%s)', r.type);
+            -- What it holds tells: names under it, a target, or else data.
+            t := CASE WHEN EXISTS (SELECT 1 FROM naming n WHERE n.parent = r.inode)
+                           OR r.inode = pgnfs_root_ino() THEN pgnfs_t_dir()
+                      WHEN r.hastarget THEN pgnfs_t_lnk()
+                      ELSE pgnfs_t_reg() END;
+            fixed := fixed || format('made a %s', pgnfs_fsck_type(t));
+        END IF;
+        IF r.mode NOT BETWEEN 0 AND pgnfs_s_mask() THEN
+            detail := detail || format(' mode %s (not within 07777)', r.mode);
+            fixed := fixed || format('mode %s', r.mode & pgnfs_s_mask());
+        END IF;
+        IF r.uid NOT BETWEEN 0 AND 4294967295 OR r.gid NOT BETWEEN 0 AND 4294967295 THEN
+            detail := detail || format(' owner %s:%s (not 32-bit unsigned)', r.uid, r.gid);
+            fixed := fixed || 'owner 65534:65534 (nobody)'::text;
+        END IF;
+        IF r.size < 0 THEN
+            detail := detail || format(' size %s', r.size);
+            SELECT coalesce(max(c.chunk * cs + c.bytes), 0) INTO sz
+              FROM pgnfs_fsck_chunks() c WHERE c.ino = r.inode;
+            fixed := fixed || format('size %s (the end of its data)', sz);
+        END IF;
+        IF (t = pgnfs_t_lnk()) <> r.hastarget THEN
+            detail := detail || CASE WHEN r.hastarget THEN ' a target, as no symbolic link'
+                                     ELSE ' no target, as a symbolic link' END;
+            fixed := fixed || CASE WHEN r.hastarget THEN 'target removed'
+                                   ELSE 'target ""' END;
+        END IF;
+        repaired := p_repair;
+        IF p_repair THEN
+            UPDATE fileatt f
+               SET type = t, mode = f.mode & pgnfs_s_mask(),
+                   uid = CASE WHEN f.uid NOT BETWEEN 0 AND 4294967295
+                                OR f.gid NOT BETWEEN 0 AND 4294967295 THEN 65534 ELSE f.uid END,
+                   gid = CASE WHEN f.uid NOT BETWEEN 0 AND 4294967295
+                                OR f.gid NOT BETWEEN 0 AND 4294967295 THEN 65534 ELSE f.gid END,
+                   size = CASE WHEN f.size < 0 THEN sz
+                               WHEN t = pgnfs_t_lnk() AND f.target IS NULL THEN 0
+                               ELSE f.size END,
+                   target = CASE WHEN t <> pgnfs_t_lnk() THEN NULL
+                                 ELSE coalesce(f.target, ''::bytea) END,
+                   change = f.change + 1
+             WHERE f.inode = r.inode;
+            detail := detail || ': ' || array_to_string(fixed, ', ');
+        END IF;
+        RETURN NEXT;
+    END LOOP;
 END
 $$;
 
@@ -633,6 +720,44 @@ BEGIN
 END
 $$;
 
+-- lock-orphans: every lock, blocked request and share reservation is on a
+-- file that exists (the lock tables lost their ON DELETE CASCADE keys in
+-- 006; pgnfs_file_drop deletes them with the file).
+CREATE OR REPLACE FUNCTION pgnfs_fsck_lock_orphans(p_repair boolean)
+RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    r record;
+BEGIN
+    PERFORM pgnfs_fsck_lock(p_repair);
+    IF p_repair THEN
+        LOCK TABLE pgnfs_nlm_lock, pgnfs_nlm_wait, pgnfs_nlm_share IN SHARE ROW EXCLUSIVE MODE;
+    END IF;
+    FOR r IN WITH o AS (SELECT l.inode, 1 AS locks, 0 AS waits, 0 AS shares FROM pgnfs_nlm_lock l
+                        UNION ALL SELECT w.inode, 0, 1, 0 FROM pgnfs_nlm_wait w
+                        UNION ALL SELECT s.inode, 0, 0, 1 FROM pgnfs_nlm_share s)
+             SELECT o.inode, sum(o.locks) AS locks, sum(o.waits) AS waits,
+                    sum(o.shares) AS shares
+               FROM o WHERE NOT EXISTS (SELECT 1 FROM fileatt f WHERE f.inode = o.inode)
+              GROUP BY o.inode ORDER BY o.inode
+    LOOP
+        problem := 'lock-orphans';
+        ino := r.inode;
+        detail := format('%s locks, %s blocked requests and %s share reservations on inode %s,'
+                         ' which does not exist', r.locks, r.waits, r.shares, r.inode);
+        repaired := p_repair;
+        IF p_repair THEN
+            DELETE FROM pgnfs_nlm_lock l WHERE l.inode = r.inode;
+            DELETE FROM pgnfs_nlm_wait w WHERE w.inode = r.inode;
+            DELETE FROM pgnfs_nlm_share s WHERE s.inode = r.inode;
+            detail := detail || ': deleted';
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
 -- One check by name (the names dbfs_fsck.c runs, in its order).
 CREATE OR REPLACE FUNCTION pgnfs_fsck(p_check text, p_repair boolean)
 RETURNS TABLE (problem text, ino bigint, detail text, repaired boolean)
@@ -641,6 +766,7 @@ AS $$
 BEGIN
     CASE p_check
     WHEN 'root' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_root(p_repair);
+    WHEN 'attributes' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_attributes(p_repair);
     WHEN 'names' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_names(p_repair);
     WHEN 'bad-names' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_bad_names(p_repair);
     WHEN 'dir-links' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_dir_links(p_repair);
@@ -651,6 +777,7 @@ BEGIN
     WHEN 'data-orphans' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_data_orphans(p_repair);
     WHEN 'data-eof' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_data_eof(p_repair);
     WHEN 'used' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_used(p_repair);
+    WHEN 'lock-orphans' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_lock_orphans(p_repair);
     WHEN 'snapshots' THEN RETURN QUERY SELECT * FROM pgnfs_fsck_snapshots(p_repair);
     ELSE RAISE EXCEPTION 'fsck: no check named %', p_check USING ERRCODE = 'PN022';
     END CASE;

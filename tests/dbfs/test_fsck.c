@@ -407,6 +407,75 @@ static void case_data_orphans(const fk_layout *l)
     td_close(&t);
 }
 
+/* Without the foreign keys (006), plain SQL can delete a file under its
+ * name and its locks, and put a name in a directory that does not exist:
+ * fsck finds each, and its repair leaves a clean file system. */
+static void case_no_keys(const fk_layout *l)
+{
+    td_fs t;
+
+    fk_open(&t, l);
+    fk_tree tr = fk_populate(&t);
+    /* A lock and a share reservation on /big, then /big goes (no
+     * session_replication_role: nothing refuses this any more). */
+    fk_sql(&t,
+           "WITH s AS (INSERT INTO pgnfs_nlm_server (name) VALUES ('fsck') RETURNING id),"
+           " h AS (INSERT INTO pgnfs_nlm_host (name) VALUES ('\x68') RETURNING id),"
+           " o AS (INSERT INTO pgnfs_nlm_owner (host, svid, oh) SELECT h.id, 1, '\x6f' FROM h"
+           "       RETURNING id),"
+           " sh AS (INSERT INTO pgnfs_nlm_share (inode, owner, access, deny, srv, epoch)"
+           "        SELECT %llu, o.id, 1, 0, s.id, 1 FROM o, s)"
+           " INSERT INTO pgnfs_nlm_lock (inode, owner, range, excl, srv, epoch, cstate)"
+           " SELECT %llu, o.id, int8range(0, 10), true, s.id, 1, 1 FROM o, s",
+           (unsigned long long)tr.big.ino, (unsigned long long)tr.big.ino);
+    fk_sql(&t, "DELETE FROM fileatt WHERE inode = %llu", (unsigned long long)tr.big.ino);
+    fk_sql(&t, "INSERT INTO naming (parent, name, inode) VALUES (999999, 'x', %llu)",
+           (unsigned long long)tr.f.ino);
+    const char *checks[] = {"names", "lock-orphans", "names"};
+    const uint64_t inos[] = {tr.big.ino, tr.big.ino, tr.f.ino};
+    fk_check_and_repair(&t, checks, inos, 3);
+    g_assert_cmpint(fk_sql(&t, "SELECT count(*) FROM pgnfs_nlm_lock"), ==, 0);
+    g_assert_cmpint(fk_sql(&t, "SELECT count(*) FROM pgnfs_nlm_share"), ==, 0);
+    g_assert_cmpint(fk_sql(&t, "SELECT count(*) FROM naming WHERE inode IN (%llu, %llu)",
+                           (unsigned long long)tr.big.ino, (unsigned long long)tr.f.ino),
+                    ==, 2); /* d/f and h stay */
+    fk_assert_content(&t, td_fh(&tr.d), "f", 3 * FK_CHUNK - 100, 1);
+    td_close(&t);
+}
+
+/* Values fileatt's CHECK constraints refused before 006. */
+static void case_attributes(const fk_layout *l)
+{
+    td_fs t;
+
+    fk_open(&t, l);
+    fk_tree tr = fk_populate(&t);
+    unsigned long long lnk =
+        (unsigned long long)fk_sql(&t, "SELECT inode FROM naming WHERE parent = 1 AND name = 'l'");
+    fk_sql(&t, "UPDATE fileatt SET mode = 70000 WHERE inode = %llu", (unsigned long long)tr.f.ino);
+    fk_sql(&t, "UPDATE fileatt SET uid = -1 WHERE inode = %llu", (unsigned long long)tr.sub.ino);
+    fk_sql(&t, "UPDATE fileatt SET size = -5 WHERE inode = %llu", (unsigned long long)tr.big.ino);
+    fk_sql(&t, "UPDATE fileatt SET type = 9 WHERE inode = %llu", (unsigned long long)tr.d.ino);
+    fk_sql(&t, "UPDATE fileatt SET target = NULL WHERE inode = %llu", lnk);
+    const char *checks[] = {"attributes", "attributes", "attributes", "attributes", "attributes"};
+    const uint64_t inos[] = {tr.f.ino, tr.sub.ino, tr.big.ino, tr.d.ino, lnk};
+    fk_check_and_repair(&t, checks, inos, 5);
+    g_assert_cmpint(
+        fk_sql(&t, "SELECT mode FROM fileatt WHERE inode = %llu", (unsigned long long)tr.f.ino), ==,
+        70000 & 07777);
+    g_assert_cmpint(
+        fk_sql(&t, "SELECT uid FROM fileatt WHERE inode = %llu", (unsigned long long)tr.sub.ino),
+        ==, 65534);
+    g_assert_cmpint(
+        fk_sql(&t, "SELECT type FROM fileatt WHERE inode = %llu", (unsigned long long)tr.d.ino), ==,
+        DBFS_DIR);
+    g_assert_cmpint(fk_sql(&t, "SELECT size FROM fileatt WHERE inode = %llu", lnk), ==, 0);
+    /* /big's size is where its data ends, and the data is whole. */
+    fk_assert_content(&t, t.root, "big", FK_THRESHOLD * 2 + 5, 2);
+    fk_assert_content(&t, td_fh(&tr.d), "f", 3 * FK_CHUNK - 100, 1);
+    td_close(&t);
+}
+
 /* The placement of a file's data: pgnfs_filetab and inv<inode> disagree. */
 static void case_data_tables(const fk_layout *l)
 {
@@ -664,6 +733,8 @@ int main(int argc, char **argv)
         {"nlink", case_nlink},
         {"orphans", case_orphans},
         {"dangling_names", case_dangling_names},
+        {"no_keys", case_no_keys},
+        {"attributes", case_attributes},
         {"bad_names", case_bad_names},
         {"data_eof_and_used", case_data_eof_and_used},
         {"data_orphans", case_data_orphans},

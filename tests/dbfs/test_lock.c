@@ -15,6 +15,7 @@
 #include <libpq-fe.h>
 
 #include "dbfs_locks.h"
+#include "schema_files.h"
 #include "td.h"
 #include "testlib.h"
 
@@ -378,6 +379,19 @@ static void test_stale_remove_perm(void)
     td_rc(dbfs_lock_test(k.t.c, &k.s, &k.u, k.f, &a.o, &r, &res), -ESTALE);
     td_rc(dbfs_unlock(k.t.c, &k.s, k.f, &a.o, &r, &res), -ESTALE);
     td_rc(dbfs_lock_cancel(k.t.c, &k.s, k.f, &a.o, &r, &res), -ESTALE);
+    /* A rename over a file drops its locks and share reservations too
+     * (the functions do it: no ON DELETE CASCADE since 006). */
+    dbfs_attr v = td_create(&k.t, &k.u, k.t.root, "v", 0644);
+    k.f = td_fh(&v);
+    lk_ok(&k, &a.o, rng(0, 10, true));
+    td_rc(dbfs_share(k.t.c, &k.s, &k.u, k.f, &b.o, DBFS_SHARE_READ, 0, &how, &res), 0);
+    g_assert_cmpint(res.outcome, ==, DBFS_LOCK_GRANTED);
+    dbfs_lock_result_free(&res);
+    g_assert_cmpint(lk_count(&k, "pgnfs_nlm_share"), ==, 1);
+    td_create(&k.t, &k.u, k.t.root, "w", 0644);
+    td_rc(dbfs_rename(k.t.c, &k.u, k.t.root, "w", k.t.root, "v", &w, &w2), 0);
+    g_assert_cmpint(lk_count(&k, "pgnfs_nlm_lock"), ==, 0);
+    g_assert_cmpint(lk_count(&k, "pgnfs_nlm_share"), ==, 0);
 
     /* Permissions: shared needs read, exclusive write; the owner may. */
     ro = td_create(&k.t, &k.u, k.t.root, "ro", 0444);
@@ -626,7 +640,8 @@ static void test_shares_and_trips(void)
 
 /* A file system of schema version 2 (before locks and chains) opened by
  * this build gets the lock tables and functions (and the chains' schema),
- * and its files can be locked. */
+ * loses its foreign keys and CHECKs on fileatt (006), and its files can be
+ * locked. */
 static void test_upgrade(void)
 {
     lk_t k;
@@ -650,14 +665,27 @@ static void test_upgrade(void)
            " ALTER TABLE pgnfs_fs DROP COLUMN xform_key_id;"
            " DROP TABLE pgnfs_frontends;"
            " DROP FUNCTION pgnfs_inval_fileatt, pgnfs_inval_naming, pgnfs_inval_send CASCADE;"
+           /* and what 006 (the lean durable path) takes away: naming's keys
+            * and fileatt's CHECKs (003 makes the lock tables' keys again) */
+           " ALTER TABLE naming ADD FOREIGN KEY (parent) REFERENCES fileatt (inode),"
+           " ADD FOREIGN KEY (inode) REFERENCES fileatt (inode);"
+           " ALTER TABLE fileatt ADD CHECK (type BETWEEN 1 AND 7),"
+           " ADD CHECK (mode BETWEEN 0 AND 4095), ADD CHECK (nlink >= 0),"
+           " ADD CHECK ((type = 5) = (target IS NOT NULL));"
            " UPDATE pgnfs_fs SET schema_version = 2, functions_digest = 'version 2'");
     g_assert_cmpint(td_sql(k.t.conninfo, "SELECT count(*) FROM pg_proc"
                                          " WHERE proname = 'pgnfs_nlm_lock'"),
                     ==, 0);
     cfg.conninfo = k.t.conninfo;
     td_rc(dbfs_open(&cfg, &k.t.fs), 0);
-    g_assert_cmpint(dbfs_get_info(k.t.fs)->schema_version, ==, 8);
+    g_assert_cmpint(dbfs_get_info(k.t.fs)->schema_version, ==, schema_version);
     g_assert_cmpint(td_sql(k.t.conninfo, "SELECT count(*) FROM pgnfs_frontends"), ==, 0);
+    /* 006: no foreign key to fileatt, no CHECK on it. */
+    g_assert_cmpint(td_sql(k.t.conninfo,
+                           "SELECT count(*) FROM pg_constraint"
+                           " WHERE (contype = 'f' AND confrelid = 'fileatt'::regclass)"
+                           " OR (contype = 'c' AND conrelid = 'fileatt'::regclass)"),
+                    ==, 0);
     td_rc(dbfs_conn_open(k.t.fs, &k.t.c), 0);
     st = lk_restart(&k, "srvA", 45);
     g_assert_cmpint(st.state, ==, 1);

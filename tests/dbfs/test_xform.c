@@ -22,6 +22,7 @@
 #include <glib.h>
 #include <libpq-fe.h>
 
+#include "schema_files.h"
 #include "td.h"
 #include "testlib.h"
 
@@ -315,7 +316,7 @@ static void test_upgrade(void)
            " pgnfs_inval_send CASCADE;"
            " UPDATE pgnfs_fs SET schema_version = 3, functions_digest = 'version 3'");
     td_rc(tx_open_fs(&e.t, e.conninfo, "zstd", e.key, false), 0);
-    g_assert_cmpint(dbfs_get_info(e.t.fs)->schema_version, ==, 8);
+    g_assert_cmpint(dbfs_get_info(e.t.fs)->schema_version, ==, schema_version);
     f = td_lookup(&e.t, &root, e.t.root, "old");
     td_read(&e.t, &root, td_fh(&f), 0, buf, 5);
     g_assert_cmpmem(buf, 5, "older", 5);
