@@ -85,20 +85,15 @@ END
 $$;
 
 -- The last name of regular file ino went, and its fileatt row with it:
--- drop its data (as pgnfs_data_drop, written out here to save a call) and
--- the locks, blocked requests and share reservations held on it (looked
+-- drop its data (pgnfs_data_drop: the one place that knows the layouts and
+-- what snapshots keep) and the locks, blocked requests and share reservations held on it (looked
 -- for first: almost no file has any, and one query that finds none costs
 -- less than three deletes).
 CREATE OR REPLACE FUNCTION pgnfs_file_drop(ino bigint)
 RETURNS void LANGUAGE plpgsql VOLATILE
 AS $$
 BEGIN
-    IF EXISTS (SELECT 1 FROM pgnfs_filetab t WHERE t.inode = ino) THEN
-        EXECUTE format('DROP TABLE IF EXISTS %I', pgnfs_inv_name(ino));
-        DELETE FROM pgnfs_filetab t WHERE t.inode = ino;
-    ELSE
-        DELETE FROM allfiles a WHERE a.inode = ino;
-    END IF;
+    PERFORM pgnfs_data_drop(ino);
     IF EXISTS (SELECT 1 FROM pgnfs_nlm_lock l WHERE l.inode = ino
                UNION ALL SELECT 1 FROM pgnfs_nlm_wait w WHERE w.inode = ino
                UNION ALL SELECT 1 FROM pgnfs_nlm_share s WHERE s.inode = ino) THEN
