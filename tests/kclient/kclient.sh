@@ -525,7 +525,7 @@ t_snap() {
     start_checker --_snapshot
     payload "$WORK/payload" snap.sh
     GUEST_ENV+=("KC_SYNC=10.0.2.2:$SYNC_PORT")
-    boot plain "$WORK/payload" 600
+    boot plain "$WORK/payload" 540
     local rc=$?
     grep -a '^KCSNAP' "$WORK/run/console.log"
     echo "host-side requests:"
