@@ -21,7 +21,8 @@
 #                (static cthon-lock), one mount and two mounts
 #   snap         full guest, plain mount: snapshots under /.snapshots (taken
 #                and deleted on the host when the guest asks), read, listed,
-#                walked, copied out, every change refused (pgnfs only)
+#                walked, copied out, every change refused; also in the root
+#                of a second export, /kcsnap/tree (pgnfs only)
 #   run          boot a guest against the server with the payload of
 #                GUEST-ARGS: --payload DIR [--full|--lock] [--opts O]
 #                (for scripts; see bench/connectathon/run-lock)
@@ -59,6 +60,7 @@ export KCLIENT_DIR=$D
 SERVER=pgnfs
 BUILD=${PGNFS_BUILD:-$TOP/build}
 SETS=()
+EXPORTS=()   # more `pgnfs serve --export` lines than "/" (a test's own)
 GUEST_ENV=()
 LOGDIR=""
 KEEP=0
@@ -262,6 +264,7 @@ start_pgnfs() {
     local cmd=("$bin" serve --data "$DATA" --port "$NFS_PORT"
                --export "/ 127.0.0.1(rw,no_root_squash)" --set server.portmap=on)
     for i in "${SETS[@]}"; do cmd+=(--set "$i"); done
+    for i in "${EXPORTS[@]}"; do cmd+=(--export "$i"); done
     log "pgnfs: ${cmd[*]} (netns $NS)"
     # A private /run as well: nothing the server does can reach the host's
     # rpcbind socket.
@@ -602,6 +605,9 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 WORK=$(mktemp -d "/tmp/kclient-test.$$.XXXXXX") || die "mktemp failed"
 chmod 755 "$WORK"   # the embedded PostgreSQL runs as another user
+# snap: .snapshots in the root of an export other than "/" too (the
+# guest makes the directory before it mounts it)
+[ "$TEST" = snap ] && EXPORTS+=("/kcsnap/tree 127.0.0.1(rw,no_root_squash)")
 start_server
 case $TEST in
     smoke) t_smoke ;;

@@ -156,6 +156,27 @@ else
     show_diff "$before" "$after"
 fi
 
+# --- the same snapshot from the root of another export ---------------------------
+# /kcsnap/tree is exported too (kclient.sh): there, kc1 is that tree.
+. /kclient.env
+X=/mnt/sub
+mkdir -p "$X"
+if mount -t nfs -o "$KC_OPTS" "10.0.2.2:/$D/tree" "$X"; then
+    check "export /$D/tree: kc1 lists in its .snapshots" test "$(ls "$X/.snapshots")" = kc1
+    check "export /$D/tree: kc1 is the tree as it was" diff -r "$X/.snapshots/kc1" "$ORIG/tree"
+    check "export /$D/tree: its a.txt is the first version" \
+        test "$(cat "$X/.snapshots/kc1/a.txt")" = "first version"
+    check "export /$D/tree: kc1 on a st_dev of its own" \
+        test "$(stat -c %d "$X/.snapshots/kc1")" != "$(stat -c %d "$X")"
+    check "export /$D/tree: .. of kc1 is its .snapshots" \
+        test "$(cd "$X/.snapshots/kc1/sub" && cd ../.. && pwd -P)" = "$X/.snapshots"
+    refused "export /$D/tree: create in kc1" touch "$X/.snapshots/kc1/x"
+    awk -v m="$X" 'index($2, m) == 1 {print $2}' /proc/mounts | sort -r |
+        xargs -r -n 1 umount -l 2>/dev/null
+else
+    fail "mount of the export /$D/tree"
+fi
+
 # --- again from the server ------------------------------------------------------
 uncache
 after=$(listing "$S/kc1")
