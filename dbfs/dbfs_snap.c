@@ -13,9 +13,11 @@
  *
  *   The directory of snapshots (snap DBFS_SNAP_DIR, inode and generation
  *   of the export's root) is made up from the live root and the list of
- *   snapshots: mode 0555, owned by root, times of the newest snapshot.
- *   Its entries' cookies are the snapshots' ids + 2 ("." and ".." are 1
- *   and 2), stable while they exist.
+ *   snapshots: mode 0555, owned by root, a link per snapshot, times of the
+ *   newest snapshot whose nanoseconds change with every snapshot taken or
+ *   deleted. Its entries' cookies are the snapshots' ids + 2 ("." and ".."
+ *   are 1 and 2), stable while they exist; READDIRPLUS gives each the
+ *   export's root as that snapshot saw it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,6 +36,7 @@
 #define DBFS_SNAP_DIR_SIZE 4096u
 /* A snapshot's cookie in that directory. */
 #define DBFS_SNAP_COOKIE(id) ((uint64_t)(id) + DBFS_COOKIE_DOTDOT)
+#define DBFS_NS_PER_S        INT64_C(1000000000)
 
 /* dbfs_snap_fsid -- see dbfs_snap.h (a large odd multiplier keeps the
  * snapshots' fsids apart from each other and from the live one). */
@@ -66,7 +69,7 @@ int dbfs_snap_dir(dbfs_conn *c, dbfs_fh root, dbfs_attr *out)
 {
     dbfs_params p;
     PGresult *r = NULL;
-    int64_t t;
+    int64_t t, count;
     int rc;
 
     dbfs_params_init(&p);
@@ -82,16 +85,21 @@ int dbfs_snap_dir(dbfs_conn *c, dbfs_fh root, dbfs_attr *out)
         rc = -ENOTDIR;
         goto out;
     }
+    count = dbfs_get_i8(r, 0, DBFS_ATTR_NCOLS);
     t = dbfs_get_null(r, 0, DBFS_ATTR_NCOLS + 2) ? out->ctime_ns
                                                  : dbfs_get_i8(r, 0, DBFS_ATTR_NCOLS + 2) * 1000;
+    /* Moves with every snapshot taken or deleted: ids are never reused,
+     * so the newest id and the number of snapshots name the set. */
+    out->change = (uint64_t)dbfs_get_i8(r, 0, DBFS_ATTR_NCOLS + 1) * 65536 + (uint64_t)count;
     out->mode = DBFS_SNAP_DIR_MODE;
-    out->nlink = 2;
+    out->nlink = 2 + (uint32_t)count;
     out->uid = out->gid = 0;
     out->size = out->used = DBFS_SNAP_DIR_SIZE;
+    /* An NFSv3 client knows a directory changed by its times alone; the
+     * newest snapshot's time stays when an older one is deleted, so the
+     * nanoseconds carry the change. */
+    t = t - t % DBFS_NS_PER_S + (int64_t)(out->change % DBFS_NS_PER_S);
     out->atime_ns = out->mtime_ns = out->ctime_ns = t;
-    /* Moves with every snapshot taken or deleted. */
-    out->change = (uint64_t)dbfs_get_i8(r, 0, DBFS_ATTR_NCOLS + 1) * 65536 +
-                  (uint64_t)dbfs_get_i8(r, 0, DBFS_ATTR_NCOLS);
     out->snap = DBFS_SNAP_DIR;
 out:
     PQclear(r);
@@ -267,7 +275,9 @@ out:
 }
 
 /* READDIR of the directory of snapshots: the dots, then the snapshots
- * after the cookie (without attributes: a client looks them up). */
+ * after the cookie; with plus, each with the export's root as it saw it
+ * (its attributes and so its handle), as dbfs_sn_lookup_dir finds it, or
+ * without attributes where that root did not exist then. */
 static int dbfs_sn_readdir_dir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, uint64_t cookie,
                                uint32_t max_entries, bool plus, dbfs_dirent **entries, size_t *n,
                                bool *eof, dbfs_attr_opt *dir_attr)
@@ -294,14 +304,25 @@ static int dbfs_sn_readdir_dir(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir,
                           ? (int64_t)(cookie - DBFS_COOKIE_DOTDOT)
                           : (cookie >= (uint64_t)INT64_MAX ? INT64_MAX : 0));
     dbfs_param_i8(&p, (int64_t)want + 1);
-    rc = dbfs_exec(c, DBFS_ST_SNAP_LIST, &p, &r);
+    if (plus) {
+        dbfs_param_i8(&p, (int64_t)dir.ino);
+        dbfs_param_i4(&p, (int32_t)dir.gen);
+    }
+    rc = dbfs_exec(c, plus ? DBFS_ST_SNAP_LIST_PLUS : DBFS_ST_SNAP_LIST, &p, &r);
     if (rc != 0)
         return rc;
     e = calloc((size_t)dots.n + want + 1, sizeof *e);
     rc = e ? dbfs_dirent_dots(e, &got, dots, &d, root.ino, &root, plus) : -ENOMEM;
-    for (int i = 0; rc == 0 && i < PQntuples(r) && (uint32_t)i < want; i++)
-        rc = dbfs_dirent_add(e, &got, DBFS_SNAP_COOKIE(dbfs_get_i8(r, i, 0)), dir.ino,
-                             PQgetvalue(r, i, 1), (size_t)PQgetlength(r, i, 1), NULL);
+    for (int i = 0; rc == 0 && i < PQntuples(r) && (uint32_t)i < want; i++) {
+        uint32_t id = (uint32_t)dbfs_get_i8(r, i, 0);
+        bool has = plus && id < DBFS_SNAP_DIR && !dbfs_get_null(r, i, 2);
+        dbfs_attr a;
+
+        if (has)
+            dbfs_sn_attr(r, i, 2, id, &a);
+        rc = dbfs_dirent_add(e, &got, DBFS_SNAP_COOKIE(id), dir.ino, PQgetvalue(r, i, 1),
+                             (size_t)PQgetlength(r, i, 1), has ? &a : NULL);
+    }
     if (rc == 0) {
         *eof = dots.n == dots.left && (uint32_t)PQntuples(r) <= want;
         *entries = e;

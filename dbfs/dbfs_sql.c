@@ -316,6 +316,14 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                            "SELECT s.id, s.name, (extract(epoch FROM s.created) * 1000000)::int8"
                            " FROM pgnfs_snapshots s WHERE s.id > $1::int8"
                            " ORDER BY s.id LIMIT $2::int8"},
+    /* The same with the export's root ($3, generation $4) as each saw
+     * it (NULLs where it did not exist then), for READDIRPLUS. */
+    [DBFS_ST_SNAP_LIST_PLUS] = {"pgnfs_snap_list_plus",
+                                "SELECT s.id, s.name, " DBFS_ATTR_COLS(
+                                    "a.") " FROM pgnfs_snapshots s"
+                                          " LEFT JOIN LATERAL pgnfs_snap_attr(s.id, $3::int8) a"
+                                          " ON a.generation = $4::int4 WHERE s.id > $1::int8"
+                                          " ORDER BY s.id LIMIT $2::int8"},
     [DBFS_ST_SNAP_FIND] = {"pgnfs_snap_find",
                            "SELECT s.id, (extract(epoch FROM s.created) * 1000000)::int8"
                            " FROM pgnfs_snapshots s WHERE convert_to(s.name, 'UTF8') = $1::bytea"},

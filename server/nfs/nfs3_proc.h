@@ -231,9 +231,10 @@ bool nfs3_snap_lookup(srv_req *req, dbfs_fh dir, const char *name, int *err, dbf
  * nfs3_snap_listed -- does a listing of dir that reached its end after
  * `cookie` also show ".snapshots" ([snapshot] visible = true, dir the live
  * root of req->export)? Then true and *out is its entry (the name is
- * static: do not free it).
+ * static: do not free it), with attributes for READDIRPLUS (plus) when
+ * they could be read.
  */
-bool nfs3_snap_listed(srv_req *req, dbfs_fh dir, uint64_t cookie, dbfs_dirent *out);
+bool nfs3_snap_listed(srv_req *req, dbfs_fh dir, uint64_t cookie, bool plus, dbfs_dirent *out);
 
 /* --- exports (mnt3.c) -------------------------------------------------------- */
 

@@ -137,7 +137,7 @@ void nfs3_proc_readdir(srv_req *req, void *argp, void *resp)
     dbfs_dirent snap;
 
     /* .snapshots after the last entry ([snapshot] visible, nfs3_snap.c). */
-    if (st == NFS3_OK && eof && nfs3_snap_listed(req, dir, args->cookie, &snap))
+    if (st == NFS3_OK && eof && nfs3_snap_listed(req, dir, args->cookie, false, &snap))
         nfs3_readdir_append(&ents, &n, &snap);
     for (; st == NFS3_OK && sent < n; sent++) {
         const dbfs_dirent *e = &ents[sent];
@@ -207,7 +207,7 @@ void nfs3_proc_readdirplus(srv_req *req, void *argp, void *resp)
     dbfs_dirent snap;
 
     /* .snapshots after the last entry ([snapshot] visible, nfs3_snap.c). */
-    if (st == NFS3_OK && eof && nfs3_snap_listed(req, dir, args->cookie, &snap))
+    if (st == NFS3_OK && eof && nfs3_snap_listed(req, dir, args->cookie, true, &snap))
         nfs3_readdir_append(&ents, &n, &snap);
     for (; st == NFS3_OK && sent < n; sent++) {
         const dbfs_dirent *e = &ents[sent];

@@ -13,7 +13,7 @@
  *
  *   Its entry in a listing comes after every real one, with cookie
  *   NFS3_SNAP_COOKIE (larger than any a name gets, which dbfs treats as
- *   past the end), and carries no attributes: a client looks it up.
+ *   past the end), and in READDIRPLUS its attributes and handle.
  */
 #include <string.h>
 
@@ -62,7 +62,7 @@ bool nfs3_snap_lookup(srv_req *req, dbfs_fh dir, const char *name, int *err, dbf
 }
 
 /* nfs3_snap_listed -- see nfs3_proc.h. */
-bool nfs3_snap_listed(srv_req *req, dbfs_fh dir, uint64_t cookie, dbfs_dirent *out)
+bool nfs3_snap_listed(srv_req *req, dbfs_fh dir, uint64_t cookie, bool plus, dbfs_dirent *out)
 {
     dbfs_attr root;
 
@@ -74,5 +74,8 @@ bool nfs3_snap_listed(srv_req *req, dbfs_fh dir, uint64_t cookie, dbfs_dirent *o
     out->cookie = NFS3_SNAP_COOKIE;
     out->ino = root.ino;
     out->name = (char *)DBFS_SNAP_DIRNAME;
+    /* Without its attributes the entry still lists; a client looks it up. */
+    out->has_attr = plus && dbfs_snap_dir(req->db, (dbfs_fh){.ino = root.ino, .gen = root.gen},
+                                          &out->attr) == 0;
     return true;
 }

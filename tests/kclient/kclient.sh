@@ -19,6 +19,10 @@
 #                (static cthon-path) through the kernel client
 #   cthon-lock   full guest, plain mount: the Connectathon lock tests
 #                (static cthon-lock), one mount and two mounts
+#   snap         full guest, plain mount: snapshots under /.snapshots (taken
+#                and deleted on the host when the guest asks), read, listed,
+#                walked, copied out, every change refused; also in the root
+#                of a second export, /kcsnap/tree (pgnfs only)
 #   run          boot a guest against the server with the payload of
 #                GUEST-ARGS: --payload DIR [--full|--lock] [--opts O]
 #                (for scripts; see bench/connectathon/run-lock)
@@ -56,6 +60,7 @@ export KCLIENT_DIR=$D
 SERVER=pgnfs
 BUILD=${PGNFS_BUILD:-$TOP/build}
 SETS=()
+EXPORTS=()   # more `pgnfs serve --export` lines than "/" (a test's own)
 GUEST_ENV=()
 LOGDIR=""
 KEEP=0
@@ -259,6 +264,7 @@ start_pgnfs() {
     local cmd=("$bin" serve --data "$DATA" --port "$NFS_PORT"
                --export "/ 127.0.0.1(rw,no_root_squash)" --set server.portmap=on)
     for i in "${SETS[@]}"; do cmd+=(--set "$i"); done
+    for i in "${EXPORTS[@]}"; do cmd+=(--export "$i"); done
     log "pgnfs: ${cmd[*]} (netns $NS)"
     # A private /run as well: nothing the server does can reach the host's
     # rpcbind socket.
@@ -388,10 +394,13 @@ lock_table_check() {
     esac
 }
 
+# start_checker [HANDLER-OPTION]: the host side the guest reaches as
+# KC_SYNC; each line it sends runs `kclient.sh HANDLER-OPTION WORDS...`
+# (default --_lock-table).
 start_checker() {
     export KC_SERVER=$SERVER KC_BUILD=$BUILD KC_DATA=${DATA:-} KC_EXPORT_DIR=${EXPORT_DIR:-}
     ip netns exec "$NS" python3 "$HERE/kc_host.py" listen "$SYNC_PORT" "$WORK/sync.log" \
-        "$HERE/kclient.sh" --_lock-table </dev/null >>"$WORK/sync.log" 2>&1 &
+        "$HERE/kclient.sh" "${1:---_lock-table}" </dev/null >>"$WORK/sync.log" 2>&1 &
     SYNC_PID=$!
     local i
     for ((i = 0; i < 300; i++)); do
@@ -403,16 +412,35 @@ start_checker() {
     die "the host-side checker did not start"
 }
 
+# `kclient.sh --_snapshot SNAPSHOT|DELETE NAME`: take or delete snapshot
+# NAME of the server's file system, for the guest of t_snap (through the
+# host-side checker). Prints "OK ..." or "FAIL ...".
+snapshot_request() {
+    local out
+    case ${1:-} in
+        SNAPSHOT) out=$("$KC_BUILD/server/pgnfs" snapshot create --data "$KC_DATA" "$2" 2>&1) ;;
+        DELETE) out=$("$KC_BUILD/server/pgnfs" snapshot delete --data "$KC_DATA" "$2" 2>&1) ;;
+        *) echo "FAIL unknown request ${1:-}"; return 0 ;;
+    esac
+    if [ $? = 0 ]; then
+        echo "OK $1 $2: $(echo "$out" | tail -n 1)"
+    else
+        echo "FAIL $1 $2: $(echo "$out" | tail -n 1)"
+    fi
+}
+
 # ---------------------------------------------------------------- guests
-# boot MODE PAYLOAD TLIMIT -- MODE busybox|full|lock; the README's mount
-# for busybox (vers=3,nolock through the portmapper), a plain mount
-# (defaults: mount.nfs negotiates) for the full guest in lock mode.
+# boot MODE PAYLOAD TLIMIT -- MODE busybox|full|lock|plain; the README's
+# mount for busybox (vers=3,nolock through the portmapper), a plain mount
+# (defaults: mount.nfs negotiates) for the full guest in lock mode and in
+# plain mode (the full guest without run.sh's lock mode).
 boot() {
     local mode=$1 payload=$2 tlimit=$3 args=() e
     case $mode in
         busybox) args=(-O vers=3,nolock) ;;
         full) args=(-F -O vers=3,nolock) ;;
         lock) args=(-L -O defaults) ;;
+        plain) args=(-F -O defaults) ;;
     esac
     [ "$VERBOSE" = 1 ] || args+=(-q)
     for e in "${GUEST_ENV[@]}"; do args+=(-e "$e"); done
@@ -495,6 +523,19 @@ t_cthon_lock() {
     result $rc
 }
 
+t_snap() {
+    [ "$SERVER" = pgnfs ] || skip "snap tests pgnfs's snapshots"
+    start_checker --_snapshot
+    payload "$WORK/payload" snap.sh
+    GUEST_ENV+=("KC_SYNC=10.0.2.2:$SYNC_PORT")
+    boot plain "$WORK/payload" 540
+    local rc=$?
+    grep -a '^KCSNAP' "$WORK/run/console.log"
+    echo "host-side requests:"
+    sed 's/^/  /' "$WORK/sync.log"
+    result $rc
+}
+
 # run --payload DIR [--busybox|--full|--lock] [--nlm] [-t SECS]: for scripts.
 t_run() {
     local dir="" mode=busybox tlimit=900 nlm=0
@@ -518,6 +559,11 @@ t_run() {
 if [ "${1:-}" = --_lock-table ]; then
     shift
     lock_table_check "$@"
+    exit 0
+fi
+if [ "${1:-}" = --_snapshot ]; then
+    shift
+    snapshot_request "$@"
     exit 0
 fi
 
@@ -545,7 +591,7 @@ find_harness
 
 case $TEST in
     prepare) do_prepare; exit 0 ;;
-    smoke|locks|cthon-basic|cthon-lock|run) ;;
+    smoke|locks|cthon-basic|cthon-lock|snap|run) ;;
     *) die "unknown test $TEST (see --help)" ;;
 esac
 [ "$(id -u)" = 0 ] || skip "needs root (network namespaces for the server and port 111)"
@@ -559,11 +605,15 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 WORK=$(mktemp -d "/tmp/kclient-test.$$.XXXXXX") || die "mktemp failed"
 chmod 755 "$WORK"   # the embedded PostgreSQL runs as another user
+# snap: .snapshots in the root of an export other than "/" too (the
+# guest makes the directory before it mounts it)
+[ "$TEST" = snap ] && EXPORTS+=("/kcsnap/tree 127.0.0.1(rw,no_root_squash)")
 start_server
 case $TEST in
     smoke) t_smoke ;;
     locks) t_locks ;;
     cthon-basic) t_cthon_basic ;;
     cthon-lock) t_cthon_lock ;;
+    snap) t_snap ;;
     run) t_run "$@" ;;
 esac

@@ -6,7 +6,9 @@
  * (READDIRPLUS, LOOKUP, READ, READLINK) and the same through the SQL view
  * pgnfs.tree_at. Also: snapshot files have their own fsid, every change
  * answers NFS3ERR_ROFS, ".." leads back, .snapshots is hidden from the
- * root's listing (and listed with [snapshot] visible = true), a forged or
+ * root's listing (and listed with [snapshot] visible = true), READDIRPLUS
+ * of .snapshots gives handles and attributes, its times move with every
+ * snapshot taken or deleted, a forged or
  * deleted snapshot's handle is refused, pgnfs diff, restore, and the
  * server's schedule. ctest runs it once per storage layout.
  */
@@ -424,6 +426,88 @@ static void test_readonly(void)
     nr_close(c);
 }
 
+/* The directory of snapshots: READDIRPLUS gives every snapshot's root
+ * with its attributes and handle, the same as LOOKUP's; its link count
+ * follows the snapshots; its times change when any snapshot goes, the
+ * newest or an older one (an NFSv3 client sees that a directory changed
+ * by its times alone). */
+static void test_snapdir(void)
+{
+    nr_ctx *c = pt_open(NULL);
+    char *names[3];
+    GPtrArray *seen = g_ptr_array_new_with_free_func(g_free);
+    GArray *fhs = g_array_new(FALSE, FALSE, sizeof(nr_fh));
+    GArray *attrs = g_array_new(FALSE, FALSE, sizeof(fattr3));
+    char verf[NFS3_COOKIEVERFSIZE] = {0};
+    uint64_t cookie = 0;
+
+    for (int i = 0; i < 3; i++) {
+        names[i] = g_strdup_printf("sd-%d-%d", (int)getpid(), i);
+        st_snapshot("create", names[i]);
+    }
+    nr_fh sd = pt_lookup(c, &pt.root, ".snapshots");
+    fattr3 before = pt_getattr(c, &sd);
+    /* Small replies: several pages. */
+    for (bool eof = false; !eof;) {
+        READDIRPLUS3res res;
+
+        pt_ok(c, nr_readdirplus(c, &sd, cookie, verf, 200, 700, &res));
+        const READDIRPLUS3resok *ok = &res.READDIRPLUS3res_u.resok;
+        memcpy(verf, ok->cookieverf, sizeof verf);
+        for (const entryplus3 *e = ok->reply.entries; e; e = e->nextentry) {
+            cookie = e->cookie;
+            if (strcmp(e->name, ".") == 0 || strcmp(e->name, "..") == 0)
+                continue;
+            g_assert_true(e->name_attributes.attributes_follow);
+            g_assert_true(e->name_handle.handle_follows);
+            fattr3 a = pt_post_attr(&e->name_attributes);
+            nr_fh fh = pt_post_fh(&e->name_handle);
+            g_assert_cmpuint(a.fileid, ==, e->fileid);
+            g_ptr_array_add(seen, g_strdup(e->name));
+            g_array_append_val(fhs, fh);
+            g_array_append_val(attrs, a);
+        }
+        eof = ok->reply.eof;
+        nr_arena_clear(c);
+    }
+    g_assert_cmpuint(before.nlink, ==, 2 + seen->len);
+    int mine = 0;
+    for (guint i = 0; i < seen->len; i++) {
+        const fattr3 *a = &g_array_index(attrs, fattr3, i);
+        nr_fh fh = pt_lookup(c, &sd, seen->pdata[i]);
+        fattr3 l = pt_getattr(c, &fh);
+
+        g_assert_true(nr_fh_equal(&fh, &g_array_index(fhs, nr_fh, i)));
+        g_assert_cmpuint(a->fsid, ==, l.fsid);
+        g_assert_cmpuint(a->fsid, !=, before.fsid);
+        g_assert_cmpuint(a->fileid, ==, l.fileid);
+        g_assert_cmpint(a->type, ==, NF3DIR);
+        g_assert_cmpuint(a->mode, ==, l.mode);
+        g_assert_cmpuint(a->mtime.seconds, ==, l.mtime.seconds);
+        g_assert_cmpuint(a->mtime.nseconds, ==, l.mtime.nseconds);
+        for (int k = 0; k < 3; k++)
+            mine += strcmp(seen->pdata[i], names[k]) == 0;
+    }
+    g_assert_cmpint(mine, ==, 3);
+    /* The oldest of the three goes: the newest's time stays, the
+     * directory's times must not. */
+    st_snapshot("delete", names[0]);
+    fattr3 after = pt_getattr(c, &sd);
+    g_assert_cmpuint(after.nlink, ==, before.nlink - 1);
+    g_assert_true(after.mtime.seconds != before.mtime.seconds ||
+                  after.mtime.nseconds != before.mtime.nseconds);
+    g_assert_true(after.ctime.seconds != before.ctime.seconds ||
+                  after.ctime.nseconds != before.ctime.nseconds);
+    for (int i = 1; i < 3; i++)
+        st_snapshot("delete", names[i]);
+    for (int i = 0; i < 3; i++)
+        g_free(names[i]);
+    g_ptr_array_free(seen, TRUE);
+    g_array_free(fhs, TRUE);
+    g_array_free(attrs, TRUE);
+    nr_close(c);
+}
+
 /* pgnfs diff and pgnfs snapshot restore beside a running server (shared
  * coherence is not needed to refuse: this server is single). */
 static void test_diff(void)
@@ -480,6 +564,8 @@ static void test_visible_schedule(void)
     PGconn *db = PQconnectdb(tl_server_conninfo(s));
     gint64 deadline = g_get_monotonic_time() + 180 * G_TIME_SPAN_SECOND;
     long taken = 0;
+    nr_fh snapfh = {0};
+    fattr3 snapattr = {0};
 
     g_assert_nonnull(c);
     nr_ctx *m = nr_open(tl_server_port(s), &pt_root);
@@ -509,8 +595,15 @@ static void test_visible_schedule(void)
                 pt_ok(c, nr_readdirplus(c, &root, cookie, verf, 200, 1000, &res));
                 for (const entryplus3 *e = res.READDIRPLUS3res_u.resok.reply.entries; e;
                      e = e->nextentry) {
-                    found += strcmp(e->name, ".snapshots") == 0;
                     cookie = e->cookie;
+                    if (strcmp(e->name, ".snapshots") != 0)
+                        continue;
+                    /* With its attributes and handle, as LOOKUP gives them. */
+                    found++;
+                    g_assert_true(e->name_attributes.attributes_follow);
+                    g_assert_true(e->name_handle.handle_follows);
+                    snapfh = pt_post_fh(&e->name_handle);
+                    snapattr = pt_post_attr(&e->name_attributes);
                 }
                 eof = res.READDIRPLUS3res_u.resok.reply.eof;
             } else {
@@ -528,6 +621,9 @@ static void test_visible_schedule(void)
     }
     /* The snapshots directory lists the two kept ones. */
     nr_fh sd = pt_lookup(c, &root, ".snapshots");
+    g_assert_true(nr_fh_equal(&sd, &snapfh));
+    g_assert_cmpuint(snapattr.fileid, ==, pt_getattr(c, &sd).fileid);
+    g_assert_cmpuint(snapattr.fsid, ==, pt_getattr(c, &sd).fsid);
     READDIR3res res;
     char verf[NFS3_COOKIEVERFSIZE] = {0};
     int n = 0;
@@ -546,6 +642,7 @@ int main(int argc, char **argv)
     pt_init(&argc, &argv);
     pt_add("/snap/model", test_model);
     pt_add("/snap/readonly", test_readonly);
+    pt_add("/snap/snapdir", test_snapdir);
     pt_add("/snap/diff", test_diff);
     pt_add("/snap/visible-schedule", test_visible_schedule);
     return pt_run();
