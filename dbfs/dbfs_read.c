@@ -407,8 +407,9 @@ static bool dbfs_rd_widen(dbfs_rd *rd)
 }
 
 /* Each chunk's bytes of [off, off + n): cached ones are in buf already
- * (zero what lies past their length); fetched ones are zeroed for the
- * rows to fill. Counts buffer cache hits and misses. */
+ * (zero what lies past their length); fetched ones are left for the rows
+ * to fill (dbfs_rd_copy zeros what no row covers, so no byte is written
+ * twice). Counts buffer cache hits and misses. */
 static void dbfs_rd_place(dbfs_rd *rd)
 {
     for (uint64_t k = 0; k < rd->nchunks; k++) {
@@ -423,18 +424,25 @@ static void dbfs_rd_place(dbfs_rd *rd)
             dbfs_zero(rd->buf, rd->off, stop > from ? stop : from, to);
             rd->hits++;
         } else {
-            dbfs_zero(rd->buf, rd->off, from, to);
             rd->misses++;
         }
     }
 }
 
 /* Copy the rows' chunks into buf (their part of [off, off + n)) and into
- * the buffer cache. Returns 0, -ENOMEM or -EIO (a chunk that does not
- * decode). */
+ * the buffer cache; the bytes of the fetched chunks' span that no row
+ * holds (holes, the parts past a chunk's stored end) are zeroed, each
+ * byte of buf written once. Returns 0, -ENOMEM or -EIO (a chunk that
+ * does not decode). */
 static int dbfs_rd_copy(dbfs_rd *rd)
 {
     cache_chunk *cc = rd->c->fs->chunks;
+    /* The part of the reply the fetched chunks cover, and how far it is
+     * filled: rows come in chunk order, so the gaps before each row and
+     * after the last are the zeros. */
+    const uint64_t upto = rd->off + rd->n;
+    uint64_t zlo = rd->ffirst * rd->cs > rd->off ? rd->ffirst * rd->cs : rd->off;
+    uint64_t zhi = (rd->flast + 1) * rd->cs < upto ? (rd->flast + 1) * rd->cs : upto;
     /* The file's chain (column after the chunk's value; NULL or 0: none). */
     const uint64_t chain = PQntuples(rd->r) > 0 && !dbfs_get_null(rd->r, 0, DBFS_ATTR_NCOLS + 2)
                                ? (uint64_t)dbfs_get_i8(rd->r, 0, DBFS_ATTR_NCOLS + 2)
@@ -463,14 +471,19 @@ static int dbfs_rd_copy(dbfs_rd *rd)
             return rc;
         cstart = ch * rd->cs;
         from = cstart > rd->off ? cstart : rd->off;
-        to = cstart + clen < rd->off + rd->n ? cstart + clen : rd->off + rd->n;
-        if (from < to)
+        to = cstart + clen < upto ? cstart + clen : upto;
+        if (from < to) {
+            dbfs_zero(rd->buf, rd->off, zlo, from < zhi ? from : zhi);
             memcpy(rd->buf + (from - rd->off), bytes + (from - cstart), to - from);
+            if (to > zlo)
+                zlo = to;
+        }
         if (cc)
             cache_chunk_put(cc, rd->fh.ino, ch, rd->a.ctime_ns, bytes, (uint32_t)clen);
         if (rd->ck && ch >= rd->first && ch <= rd->last)
             rd->ck[ch - rd->first].len = DBFS_RCHUNK_STORED;
     }
+    dbfs_zero(rd->buf, rd->off, zlo, zhi);
     return 0;
 }
 

@@ -176,6 +176,51 @@ static void test_chunks(void)
     td_close(&t);
 }
 
+/* A READ over stored pieces, holes and the zeros past a chunk's stored
+ * end, into a buffer full of other bytes: every byte is the file's. */
+static void test_holes_dirty(void)
+{
+    td_fs t;
+    dbfs_cred u = td_user(1000, 100, 0, td_no_groups);
+    dbfs_sattr sa = {.set = DBFS_SET_SIZE};
+    unsigned char *data, *model, *back;
+    uint32_t n = 0, chunk;
+    uint64_t size;
+    bool eof;
+    dbfs_attr_opt a;
+    dbfs_attr f;
+    dbfs_wcc w;
+
+    td_open(&t);
+    chunk = dbfs_get_info(t.fs)->chunk_size;
+    size = 5 * (uint64_t)chunk;
+    data = g_malloc(chunk);
+    model = g_malloc0(size);
+    back = g_malloc(size);
+    td_fill(data, chunk, 4);
+    f = td_create(&t, &u, t.root, "f", 0644);
+    /* chunk 0: 100 bytes; 1: a hole; 2: whole; 3: 10 bytes; 4: a hole. */
+    td_write(&t, &u, td_fh(&f), 0, data, 100);
+    memcpy(model, data, 100);
+    td_write(&t, &u, td_fh(&f), 2 * (uint64_t)chunk, data, chunk);
+    memcpy(model + 2 * (uint64_t)chunk, data, chunk);
+    td_write(&t, &u, td_fh(&f), 3 * (uint64_t)chunk, data + 7, 10);
+    memcpy(model + 3 * (uint64_t)chunk, data + 7, 10);
+    sa.size = size;
+    td_rc(dbfs_setattr(t.c, &u, td_fh(&f), &sa, NULL, &w), 0);
+    for (uint64_t off = 0; off < size; off += chunk / 2) {
+        memset(back, 0xAA, size);
+        td_rc(dbfs_read(t.c, &u, td_fh(&f), off, (uint32_t)(size - off), back, &n, &eof, &a), 0);
+        g_assert_cmpuint(n, ==, size - off);
+        g_assert_true(eof);
+        g_assert_cmpmem(back, n, model + off, n);
+    }
+    g_free(data);
+    g_free(model);
+    g_free(back);
+    td_close(&t);
+}
+
 static void test_sparse_truncate(void)
 {
     td_fs t;
@@ -525,6 +570,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/data/basic", test_basic);
     g_test_add_func("/data/chunks", test_chunks);
+    g_test_add_func("/data/holes-dirty", test_holes_dirty);
     g_test_add_func("/data/sparse-truncate", test_sparse_truncate);
     g_test_add_func("/data/used", test_used);
     g_test_add_func("/data/errors", test_errors);
