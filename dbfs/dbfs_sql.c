@@ -37,6 +37,13 @@ _Static_assert(DBFS_ROOT_INO == 1 && DBFS_REG == 1 && DBFS_DIR == 2 && DBFS_MAY_
       "size, " p "rdev_major, " p "rdev_minor, " p "atime, " p "mtime, " p "ctime, " p             \
       "change, " p "used"
 
+/* A chunk's stored value (p.data) as the server reads it: through the
+ * inverses of its chain's in-database stages when it has some
+ * (26_xform_sql.sql); for any other file the value itself. */
+#define DBFS_SQL_XF_FETCH(p)                                                                       \
+    " CASE WHEN f.chain_sql THEN pgnfs_xf_sql_apply(f.chain, false, f.inode, " p ".chunk, " p      \
+    ".data) ELSE " p ".data END"
+
 #define DBFS_CRED_ARGS(a, b, c) "$" #a "::int8, $" #b "::int8, $" #c "::int8[]"
 
 const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
@@ -158,12 +165,12 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                         "              ELSE c.reltuples::int8 END"
                                         "    FROM pg_class c WHERE c.oid = 'fileatt'::regclass)"},
     [DBFS_ST_SINGLE_READ] = {"pgnfs_single_read",
-                             "SELECT " DBFS_ATTR_COLS(
-                                 "f.") ", a.chunk, a.data, f.chain FROM fileatt f"
-                                       " LEFT JOIN allfiles a ON a.inode = f.inode"
-                                       " AND a.chunk BETWEEN $3::int8 AND $4::int8"
-                                       " WHERE f.inode = $1::int8 AND f.generation = $2::int4"
-                                       " ORDER BY a.chunk"},
+                             "SELECT " DBFS_ATTR_COLS("f.") ", a.chunk," DBFS_SQL_XF_FETCH(
+                                 "a") ", f.chain FROM fileatt f"
+                                      " LEFT JOIN allfiles a ON a.inode = f.inode"
+                                      " AND a.chunk BETWEEN $3::int8 AND $4::int8"
+                                      " WHERE f.inode = $1::int8 AND f.generation = $2::int4"
+                                      " ORDER BY a.chunk"},
     [DBFS_ST_SINGLE_WRITE_FULL] = {"pgnfs_single_write_full",
                                    "INSERT INTO allfiles (inode, chunk, data)"
                                    " VALUES ($1::int8, $2::int8, $3::bytea)"
@@ -201,13 +208,12 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                        true},
     /* The read of the layouts with tables of their own (store.h queue_read):
      * the attributes and chunks $3 .. $4, wherever the file's data lives. */
-    [DBFS_ST_TAB_READ] =
-        {"pgnfs_tab_read",
-         "SELECT " DBFS_ATTR_COLS(
-             "f.") ", d.chunk, d.data, f.chain FROM fileatt f"
-                   " LEFT JOIN LATERAL pgnfs_data_read(f.inode, $3::int8, $4::int8)"
-                   " d ON true WHERE f.inode = $1::int8 AND f.generation = $2::int4"
-                   " ORDER BY d.chunk"},
+    [DBFS_ST_TAB_READ] = {"pgnfs_tab_read",
+                          "SELECT " DBFS_ATTR_COLS("f.") ", d.chunk," DBFS_SQL_XF_FETCH(
+                              "d") ", f.chain FROM fileatt f"
+                                   " LEFT JOIN LATERAL pgnfs_data_read(f.inode, $3::int8, $4::int8)"
+                                   " d ON true WHERE f.inode = $1::int8 AND f.generation = $2::int4"
+                                   " ORDER BY d.chunk"},
 
     /* File locks (85_lock.sql; dbfs_lock.c). Ranges are $lo int8, $hi int8
      * (NULL: to the end); addresses numeric text. Every function returns
@@ -432,13 +438,17 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                             " LEFT JOIN pgnfs_xform_chain c ON c.id = f.chain"
                                             " WHERE f.chain <> 0 ORDER BY f.inode"},
     [DBFS_ST_XF_CHUNKS] = {"pgnfs_xf_chunks",
-                           "SELECT d.chunk, d.data"
-                           " FROM pgnfs_data_read($1::int8, 0, 9223372036854775807) d"},
+                           "SELECT d.chunk," DBFS_SQL_XF_FETCH(
+                               "d") " FROM fileatt f,"
+                                    " pgnfs_data_read(f.inode, 0, 9223372036854775807) d"
+                                    " WHERE f.inode = $1::int8"},
     [DBFS_ST_XF_LOCK] = {"pgnfs_xf_lock", "SELECT coalesce(chain, 0)::int8, type, used FROM fileatt"
                                           " WHERE inode = $1::int8 FOR UPDATE"},
     [DBFS_ST_XF_RECHAIN] = {"pgnfs_xf_rechain",
                             "SELECT pgnfs_xf_rechain($1::int8, $2::int8, $3::text,"
                             " $4::int8[], $5::bytea[])"},
+    /* Why a chain's in-database stages cannot be used, or NULL. */
+    [DBFS_ST_XF_SQL_PROBLEM] = {"pgnfs_xf_sql_problem", "SELECT pgnfs_xf_sql_problem($1::text)"},
     /* pgnfs xform apply: the regular files beneath directory $1 whose
      * chain is not their directory's, with that chain (id, text). */
     [DBFS_ST_XF_STRAYS] = {"pgnfs_xf_strays",
@@ -547,8 +557,8 @@ const char dbfs_sql_drop_all[] =
     "DROP TABLE IF EXISTS allfiles, naming, fileatt, pgnfs_fs CASCADE;\n"
     /* The per-file tables of the inversion and hybrid layouts. */
     "DROP TABLE IF EXISTS pgnfs_filetab;\n"
-    /* Transformation chains (004_xform.sql). */
-    "DROP TABLE IF EXISTS pgnfs_xform_chain, pgnfs_xform_epoch;\n"
+    /* Transformation chains and links (004_xform.sql, 007_xform_links.sql). */
+    "DROP TABLE IF EXISTS pgnfs_xform_link, pgnfs_xform_chain, pgnfs_xform_epoch;\n"
     "DO $$ DECLARE t regclass; BEGIN\n"
     "  FOR t IN SELECT c.oid::regclass FROM pg_class c\n"
     "            WHERE c.relnamespace = current_schema()::regnamespace\n"

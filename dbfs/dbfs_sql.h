@@ -96,6 +96,7 @@ typedef enum {
     DBFS_ST_XF_LOCK,
     DBFS_ST_XF_RECHAIN,
     DBFS_ST_XF_STRAYS,
+    DBFS_ST_XF_SQL_PROBLEM,
     /* several frontends (dbfs_front.c, dbfs_coh.c) */
     DBFS_ST_FRONT_LIVE,
     DBFS_ST_FRONT_INSERT,

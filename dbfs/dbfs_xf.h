@@ -51,6 +51,14 @@
  * system's), or a database error; every refusal logged with what to fix.
  */
 int dbfs_xf_open(dbfs *fs, const dbfs_config *cfg, dbfs_conn *a);
+/*
+ * dbfs_xf_sql_problem -- why chain ch's in-database stages cannot be used
+ * on the database of c (a function missing, or an inverse that does not
+ * undo its forward on probe bytes): *why (the caller's, g_free) or NULL
+ * when they can or ch has none. Returns 0 or a database error.
+ */
+int dbfs_xf_sql_problem(dbfs_conn *c, const xf_chain *ch, char **why);
+
 /* dbfs_xf_close -- free fs->xf (every connection closed first). */
 void dbfs_xf_close(dbfs *fs);
 

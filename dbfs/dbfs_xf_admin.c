@@ -209,16 +209,24 @@ int dbfs_xform_set(dbfs *fs, const char *path, const char *chain, char *msg, siz
         g_snprintf(msg, msglen, "chain \"%s\": %s", chain, xe.msg);
         return rc;
     }
-    if (xf_chain_sql_count(ch) > 0) {
-        g_snprintf(msg, msglen, "chain \"%s\": in-database stages are not served yet", chain);
-        return -EINVAL;
-    }
     rc = dbfs_admin_open(fs->conninfo, &a);
     if (rc == 0)
         rc = dbfs_admin_resolve(a, path, &ino, &type);
     if (rc != 0) {
         g_snprintf(msg, msglen, "%s: %s", path, g_strerror(-rc));
         goto out;
+    }
+    {
+        char *why = NULL;
+
+        rc = dbfs_xf_sql_problem(a->c, ch, &why);
+        if (rc == 0 && why) {
+            g_snprintf(msg, msglen, "chain \"%s\": %s", chain, why);
+            g_free(why);
+            rc = -EINVAL;
+        }
+        if (rc != 0)
+            goto out;
     }
     if (type != DBFS_REG && type != DBFS_DIR) {
         g_snprintf(msg, msglen, "%s: only files and directories have chains", path);
@@ -369,8 +377,16 @@ static uint64_t dbfs_xf_check_file(dbfs *fs, dbfs_conn *c, xf_work *w, const PGr
     }
     dbfs_params_init(&p);
     dbfs_param_i8(&p, (int64_t)pb.ino);
-    if (dbfs_exec(c, DBFS_ST_XF_CHUNKS, &p, &r) != 0)
+    if (dbfs_exec(c, DBFS_ST_XF_CHUNKS, &p, &r) != 0) {
+        /* An in-database stage that fails (logged with its reason). */
+        g_snprintf(pb.detail, sizeof pb.detail,
+                   "file %" PRIu64 ": its chunks cannot be read through chain %016" PRIx64
+                   " (an in-database stage failed: see the log)",
+                   pb.ino, id);
+        cb(&pb, arg);
+        bad++;
         goto out;
+    }
     for (int i = 0; i < PQntuples(r); i++) {
         size_t plen = 0;
 

@@ -68,12 +68,12 @@ $$;
 -- SQL: no when it holds no more than keep plain bytes (nothing to cut),
 -- else raise pgnfs_xf_eguarded() (the server cuts it first: dbfs_xf_cut).
 CREATE OR REPLACE FUNCTION pgnfs_xf_may_cut(ino bigint, old bytea, keep int, b64 boolean)
-RETURNS boolean LANGUAGE plpgsql STABLE
+RETURNS boolean LANGUAGE plpgsql VOLATILE
 AS $$
 BEGIN
     IF NOT pgnfs_xf_guarded(ino) THEN
         RETURN true;
-    ELSIF pgnfs_xf_plain_len(old, b64) > keep THEN
+    ELSIF pgnfs_xf_plain_len(pgnfs_xf_sql_fetch(ino, -1, old), b64) > keep THEN
         RAISE EXCEPTION 'truncate: guarded file % must be cut by the server', ino
               USING ERRCODE = pgnfs_errcode(pgnfs_xf_eguarded());
     END IF;
@@ -82,17 +82,30 @@ END
 $$;
 
 -- Record a chain's canonical text under its id (the server computed both;
--- the same id with another text is refused: PN022).
+-- the same id with another text is refused: PN022), with its in-database
+-- stages (26_xform_sql.sql), which must be usable (else PN022 and why).
 CREATE OR REPLACE FUNCTION pgnfs_xf_chain_put(p_id bigint, p_text text)
 RETURNS void LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
-    t text;
+    t   text;
+    s   record;
+    why text;
 BEGIN
     IF p_id = 0 THEN
         RETURN;
     END IF;
-    INSERT INTO pgnfs_xform_chain (id, text) VALUES (p_id, p_text) ON CONFLICT DO NOTHING;
+    SELECT * INTO s FROM pgnfs_xf_sql_parse(p_text);
+    IF cardinality(s.fwd) > 0 AND NOT EXISTS (SELECT 1 FROM pgnfs_xform_chain c
+                                                WHERE c.id = p_id) THEN
+        why := pgnfs_xf_sql_problem(p_text);
+        IF why IS NOT NULL THEN
+            RAISE EXCEPTION 'chain "%": %', p_text, why
+                  USING ERRCODE = pgnfs_errcode(pgnfs_einval());
+        END IF;
+    END IF;
+    INSERT INTO pgnfs_xform_chain (id, text, sql_forward, sql_inverse)
+    VALUES (p_id, p_text, nullif(s.fwd, '{}'), nullif(s.inv, '{}')) ON CONFLICT DO NOTHING;
     SELECT c.text INTO t FROM pgnfs_xform_chain c WHERE c.id = p_id;
     IF t IS DISTINCT FROM p_text THEN
         RAISE EXCEPTION 'chain id % is recorded for "%", not "%"', p_id, t, p_text
@@ -111,10 +124,11 @@ RETURNS trigger LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
     pc bigint;
+    ps boolean;
 BEGIN
-    SELECT f.chain INTO pc FROM fileatt f WHERE f.inode = NEW.parent;
+    SELECT f.chain, f.chain_sql INTO pc, ps FROM fileatt f WHERE f.inode = NEW.parent;
     IF coalesce(pc, 0) <> 0 THEN
-        UPDATE fileatt f SET chain = pc
+        UPDATE fileatt f SET chain = pc, chain_sql = ps
          WHERE f.inode = NEW.inode AND f.chain IS NULL AND f.change = 1 AND f.size = 0
            AND f.type IN (pgnfs_t_reg(), pgnfs_t_dir());
     END IF;
@@ -159,7 +173,9 @@ BEGIN
     IF p_chain <> 0 THEN
         PERFORM pgnfs_xf_enable();
     END IF;
-    UPDATE fileatt SET chain = p_chain, change = change + 1 WHERE inode = p_ino;
+    UPDATE fileatt SET chain = p_chain, chain_sql = pgnfs_xf_chain_sql(p_chain),
+                       change = change + 1
+     WHERE inode = p_ino;
 END
 $$;
 
@@ -191,7 +207,7 @@ $$;
 -- row with a NULL chunk when none is; no row when the file is gone).
 CREATE OR REPLACE FUNCTION pgnfs_xf_old(p_ino bigint, p_gen int, p_want bigint[])
 RETURNS TABLE (change bigint, size bigint, chain bigint, chunk bigint, data bytea)
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -211,7 +227,9 @@ BEGIN
         IF k * (SELECT fs.chunk_size FROM pgnfs_fs fs) < f.size THEN
             FOR r IN SELECT * FROM pgnfs_data_read(p_ino, k, k) LOOP
                 chunk := r.chunk;
-                data := r.data;
+                data := CASE WHEN f.chain_sql
+                             THEN pgnfs_xf_sql_apply(f.chain, false, p_ino, r.chunk, r.data)
+                             ELSE r.data END;
                 got := true;
                 RETURN NEXT;
             END LOOP;
@@ -257,6 +275,9 @@ BEGIN
         RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), f);
         RETURN NEXT pgnfs_res(0, pgnfs_role_post(), f);
         RETURN;
+    END IF;
+    IF f.chain_sql THEN
+        p_vals := pgnfs_xf_sql_store(p_chain, p_ino, p_chunks, p_vals);
     END IF;
     tab := pgnfs_data_tab(p_ino);
     IF NOT tab AND p_threshold IS NOT NULL AND greatest(f.size, p_size) > p_threshold THEN
@@ -308,6 +329,9 @@ BEGIN
     IF p_new <> 0 THEN
         PERFORM pgnfs_xf_enable();
     END IF;
+    IF pgnfs_xf_chain_sql(p_new) THEN
+        p_vals := pgnfs_xf_sql_store(p_new, p_ino, p_chunks, p_vals);
+    END IF;
     IF pgnfs_data_tab(p_ino) THEN
         EXECUTE format('DELETE FROM %I', n);
         EXECUTE format('INSERT INTO %I (chunk, data)'
@@ -319,6 +343,8 @@ BEGIN
         SELECT p_ino, u.c, u.v FROM unnest(p_chunks, p_vals) AS u(c, v);
     END IF;
     SELECT coalesce(sum(length(v)), 0) INTO newsum FROM unnest(p_vals) AS v;
-    UPDATE fileatt SET chain = p_new, used = newsum, change = change + 1 WHERE inode = p_ino;
+    UPDATE fileatt SET chain = p_new, chain_sql = pgnfs_xf_chain_sql(p_new), used = newsum,
+                       change = change + 1
+     WHERE inode = p_ino;
 END
 $$;

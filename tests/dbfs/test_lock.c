@@ -641,8 +641,9 @@ static void test_upgrade(void)
            "DROP TABLE pgnfs_nlm_lock, pgnfs_nlm_wait, pgnfs_nlm_share, pgnfs_nlm_owner,"
            " pgnfs_nlm_host, pgnfs_nlm_server CASCADE;"
            " DROP TYPE pgnfs_nlm_res CASCADE;"
-           /* what later versions add (004: chains, 005: several frontends) */
-           " DROP TABLE pgnfs_xform_chain, pgnfs_xform_epoch;"
+           /* what later versions add (004: chains, 005: several frontends, 007: links) */
+           " DROP TABLE pgnfs_xform_link, pgnfs_xform_chain, pgnfs_xform_epoch;"
+           " ALTER TABLE fileatt DROP COLUMN chain_sql, DROP COLUMN xlinked;"
            " ALTER TABLE fileatt DROP COLUMN chain;"
            " ALTER TABLE pgnfs_fs DROP COLUMN xform_key_id;"
            " DROP TABLE pgnfs_frontends;"
@@ -653,7 +654,7 @@ static void test_upgrade(void)
                     ==, 0);
     cfg.conninfo = k.t.conninfo;
     td_rc(dbfs_open(&cfg, &k.t.fs), 0);
-    g_assert_cmpint(dbfs_get_info(k.t.fs)->schema_version, ==, 5);
+    g_assert_cmpint(dbfs_get_info(k.t.fs)->schema_version, ==, 7);
     g_assert_cmpint(td_sql(k.t.conninfo, "SELECT count(*) FROM pgnfs_frontends"), ==, 0);
     td_rc(dbfs_conn_open(k.t.fs, &k.t.c), 0);
     st = lk_restart(&k, "srvA", 45);
