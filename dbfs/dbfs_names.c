@@ -29,6 +29,7 @@
 #include "dbfs_perm.h"
 #include "dbfs_space.h"
 #include "dbfs_wb.h"
+#include "dbfs_xf.h"
 
 /* The mode of a new file when the caller sets none (a symbolic link's is
  * always DBFS_MODE_LINK). */
@@ -161,6 +162,9 @@ int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *na
         rc = dbfs_lookup_answer(c, cred, &op, dir, name, id, r, obj, dir_attr);
     dbfs_cache_end(&op);
     PQclear(r);
+    /* A transformation link's size, when it must be computed first. */
+    if (rc == 0 && obj && dbfs_attr_is_xlink(obj))
+        rc = dbfs_xf_link_size(c, obj);
     return rc;
 }
 

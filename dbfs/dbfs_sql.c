@@ -273,6 +273,18 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                        " $10::int8, $11::int8, $12::bool, $13::int8)",
                           true},
 
+    /* A transformation link: its base (generation NULL: gone), chain,
+     * whether writable and length-preserving, chunk map as of the base's
+     * ctime, the base's ctime and size (27_xform_link.sql). */
+    [DBFS_ST_XF_LINK_GET] = {"pgnfs_xf_link_get",
+                             "SELECT k.base, b.generation, k.chain, k.writable, k.preserves,"
+                             " k.map, k.map_ctime, b.ctime, b.size FROM pgnfs_xform_link k"
+                             " LEFT JOIN fileatt b ON b.inode = k.base WHERE k.inode = $1::int8"},
+    [DBFS_ST_XF_LINK_MAP] = {"pgnfs_xf_link_map",
+                             "SELECT * FROM pgnfs_xf_link_map($1::int8, $2::bytea, $3::int8,"
+                             " $4::int8, $5::int8)",
+                             true},
+
     /* mkfs and open. */
     [DBFS_ST_ADM_LOCK] = {"pgnfs_adm_lock", "SELECT pg_advisory_xact_lock($1::int8)"},
     [DBFS_ST_ADM_EXISTS] = {"pgnfs_adm_exists", "SELECT to_regclass('pgnfs_fs') IS NOT NULL"},
@@ -447,6 +459,16 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_XF_RECHAIN] = {"pgnfs_xf_rechain",
                             "SELECT pgnfs_xf_rechain($1::int8, $2::int8, $3::text,"
                             " $4::int8[], $5::bytea[])"},
+    /* pgnfs xform link; the links for pgnfs xform list --links, fsck. */
+    [DBFS_ST_XF_LINK_MAKE] = {"pgnfs_xf_link_make",
+                              "SELECT pgnfs_xf_link($1::int8, $2::int8, $3::bytea, $4::int8,"
+                              " $5::text, $6::bool, $7::bool, $8::int8)"},
+    [DBFS_ST_XF_LINKS] = {"pgnfs_xf_links",
+                          "SELECT k.inode, k.base, c.text, k.writable, k.preserves,"
+                          " pgnfs.path(k.inode),"
+                          " CASE WHEN b.inode IS NULL THEN NULL ELSE pgnfs.path(k.base) END"
+                          " FROM pgnfs_xform_link k JOIN pgnfs_xform_chain c ON c.id = k.chain"
+                          " LEFT JOIN fileatt b ON b.inode = k.base ORDER BY k.inode"},
     /* Why a chain's in-database stages cannot be used, or NULL. */
     [DBFS_ST_XF_SQL_PROBLEM] = {"pgnfs_xf_sql_problem", "SELECT pgnfs_xf_sql_problem($1::text)"},
     /* pgnfs xform apply: the regular files beneath directory $1 whose

@@ -34,9 +34,10 @@ CREATE TABLE pgnfs_xform_link (
     writable   boolean NOT NULL,    -- every stage has an inverse usable on its own
     preserves  boolean NOT NULL,    -- length-preserving: the link's size is the base's
     -- A chain that changes lengths: the end offset of each chunk's output
-    -- (the link's bytes are the outputs one after the other), computed at
-    -- the first access after the base changed, and the base's ctime then.
-    map        bigint[],
+    -- (the link's bytes are the outputs one after the other; 8 bytes
+    -- little-endian each), computed at the first access after the base
+    -- changed, and the base's ctime then.
+    map        bytea,
     map_ctime  bigint
 );
 CREATE INDEX pgnfs_xform_link_base ON pgnfs_xform_link (base);

@@ -10,7 +10,8 @@
 -- Raises PN116 (ESTALE) if the file is gone, PN021 (EISDIR) for a
 -- directory, PN022 (EINVAL) for another non-regular file, PN013 (EACCES)
 -- without write permission (the owner always may), PN077 for a guarded
--- file (its chunks are written by pgnfs_xf_write, 25_xform.sql).
+-- file (its chunks are written by pgnfs_xf_write, 25_xform.sql), PN067
+-- for a transformation link (27_xform_link.sql).
 CREATE OR REPLACE FUNCTION pgnfs_write_check(
     p_ino bigint, p_gen int, c_uid bigint, c_gid bigint, c_groups bigint[])
 RETURNS fileatt LANGUAGE plpgsql VOLATILE
@@ -30,6 +31,9 @@ BEGIN
     ELSIF f.chain <> 0 THEN
         -- A guarded file: its chunks are transformed in the server (25_xform.sql).
         RAISE EXCEPTION 'write: guarded file' USING ERRCODE = pgnfs_errcode(pgnfs_xf_eguarded());
+    ELSIF f.rdev_major = pgnfs_xf_link_rdev() THEN
+        -- A transformation link: the server writes its base (27_xform_link.sql).
+        RAISE EXCEPTION 'write: transformation link' USING ERRCODE = pgnfs_errcode(pgnfs_xf_elink());
     END IF;
     RETURN f;
 END

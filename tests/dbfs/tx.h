@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dbfs_xform.h"
 #include "td.h"
 #include "testlib.h"
 
