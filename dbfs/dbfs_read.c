@@ -595,9 +595,19 @@ int dbfs_read_plain(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t of
 int dbfs_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, uint32_t count,
               void *buf, uint32_t *nread, bool *eof, dbfs_attr_opt *attr)
 {
-    dbfs_attr_opt a;
-    int rc = dbfs_read_plain(c, cred, fh, off, count, buf, nread, eof, &a);
+    dbfs_attr_opt a = {0};
+    dbfs_xl_slot known;
+    int rc;
 
+    /* A transformation link read before: one round trip. */
+    if (dbfs_xf_link_known(c->fs, fh.ino, &known) && known.preserves) {
+        rc = dbfs_xf_link_read_known(c, cred, fh, &known, off, count, buf, nread, eof, &a.attr);
+        a.valid = rc == 0 || rc == -EACCES;
+        if (attr)
+            *attr = a;
+        return rc;
+    }
+    rc = dbfs_read_plain(c, cred, fh, off, count, buf, nread, eof, &a);
     if (rc == DBFS_XF_ELINK)
         rc = a.valid ? dbfs_xf_link_read(c, cred, &a.attr, off, count, buf, nread, eof) : -EIO;
     if (attr)

@@ -280,6 +280,21 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                              "SELECT k.base, b.generation, k.chain, k.writable, k.preserves,"
                              " k.map, k.map_ctime, b.ctime, b.size FROM pgnfs_xform_link k"
                              " LEFT JOIN fileatt b ON b.inode = k.base WHERE k.inode = $1::int8"},
+    /* A READ of a link met before (dbfs_xf_link.c), one round trip: the
+     * link's attributes, the base's chunks $3 .. $4 as the plain read
+     * statements give them, the base's chain, generation (NULL: gone),
+     * mode, uid, gid and size. */
+    [DBFS_ST_XF_LINK_READ] =
+        {"pgnfs_xf_link_read",
+         "SELECT " DBFS_ATTR_COLS(
+             "l.") ", d.chunk,"
+                   " CASE WHEN b.chain_sql THEN pgnfs_xf_sql_apply(b.chain, false, b.inode, "
+                   "d.chunk,"
+                   " d.data) ELSE d.data END, b.chain, b.generation, b.mode, b.uid, b.gid, b.size"
+                   " FROM fileatt l JOIN pgnfs_xform_link k ON k.inode = l.inode"
+                   " LEFT JOIN fileatt b ON b.inode = k.base"
+                   " LEFT JOIN LATERAL pgnfs_data_read(b.inode, $3::int8, $4::int8) d ON true"
+                   " WHERE l.inode = $1::int8 AND l.generation = $2::int4 ORDER BY d.chunk"},
     [DBFS_ST_XF_LINK_MAP] = {"pgnfs_xf_link_map",
                              "SELECT * FROM pgnfs_xf_link_map($1::int8, $2::bytea, $3::int8,"
                              " $4::int8, $5::int8)",
@@ -481,6 +496,7 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                            " coalesce(c.text, 'none'), n.name"
                            " FROM d JOIN naming n ON n.parent = d.inode"
                            " JOIN fileatt f ON f.inode = n.inode AND f.type = " DBFS_SQL_T_REG
+                           " AND f.rdev_major <> 5265484" /* no link (27_xform_link.sql) */
                            " JOIN fileatt p ON p.inode = n.parent"
                            " LEFT JOIN pgnfs_xform_chain c ON c.id = p.chain"
                            " WHERE coalesce(f.chain, 0) <> coalesce(p.chain, 0)"

@@ -61,6 +61,7 @@ typedef enum {
     /* transformation links (dbfs_xf_link.c) */
     DBFS_ST_XF_LINK_GET,
     DBFS_ST_XF_LINK_MAP,
+    DBFS_ST_XF_LINK_READ,
     /* several frontends: tag the session's changes (dbfs_coh.c) */
     DBFS_ST_COH_TAG,
     DBFS_ST_NWORKER,

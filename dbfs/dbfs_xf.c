@@ -324,6 +324,15 @@ void dbfs_xf_note(dbfs *fs, uint64_t ino, uint64_t chain)
     }
 }
 
+/* dbfs_xf_hint -- see dbfs_xf.h: a regular file that is no link with
+ * rdev_minor 1 (pgnfs_xf_hint, 25_xform.sql). */
+void dbfs_xf_hint(dbfs *fs, const dbfs_attr *a)
+{
+    if (a->type == DBFS_REG && a->rdev_major == 0 && a->rdev_minor == 1 &&
+        dbfs_xf_seen(fs, a->ino) == 0)
+        dbfs_xf_note(fs, a->ino, DBFS_XF_SEEN_GUARDED);
+}
+
 /* dbfs_xf_put_be -- see dbfs_xf.h. */
 void dbfs_xf_put_be(unsigned char *p, uint64_t v, int n)
 {

@@ -102,7 +102,16 @@ unsigned char *dbfs_xf_array(uint32_t elem, size_t n, const void *const *vals, c
 int dbfs_xf_decode(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, const void *v,
                    size_t vlen, const char **plain, size_t *plain_len);
 
-/* dbfs_xf_seen -- the chain id file ino was last seen guarded with, or 0.
+/* A file seen guarded whose chain is not known yet (a new file whose
+ * attributes said it is guarded: dbfs_xf_hint). */
+#define DBFS_XF_SEEN_GUARDED UINT64_MAX
+
+/* dbfs_xf_hint -- a new file's attributes (CREATE) say it is guarded: its
+ * writes take the guarded path at once. */
+void dbfs_xf_hint(dbfs *fs, const dbfs_attr *a);
+
+/* dbfs_xf_seen -- the chain id file ino was last seen guarded with
+ * (DBFS_XF_SEEN_GUARDED: its chain unknown), or 0.
  * (A guess; see NOTES.) */
 uint64_t dbfs_xf_seen(dbfs *fs, uint64_t ino);
 /* dbfs_xf_note -- remember file ino's chain (0: unguarded). */
@@ -167,6 +176,20 @@ int dbfs_xf_link_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t
  * *a. Nothing to do otherwise. Returns 0 or as dbfs_xf_link_read.
  */
 int dbfs_xf_link_size(dbfs_conn *c, dbfs_attr *a);
+
+/* dbfs_xf_link_known -- has a READ met link ino (what it is in *out)? */
+bool dbfs_xf_link_known(dbfs *fs, uint64_t ino, dbfs_xl_slot *out);
+
+/*
+ * dbfs_xf_link_read_known -- dbfs_xf_link_read of link fh, which a READ
+ * met before and whose chain preserves lengths (*known), in one round
+ * trip: *a its attributes. Returns 0, -ESTALE (the link went), -EACCES
+ * (the caller may not read the link or its base), -EIO (its base went, a
+ * chunk that does not decode; logged), -ENOMEM, or a database error.
+ */
+int dbfs_xf_link_read_known(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh,
+                            const dbfs_xl_slot *known, uint64_t off, uint32_t count, void *buf,
+                            uint32_t *nread, bool *eof, dbfs_attr *a);
 
 /* dbfs_xf_link_base -- the base of link ino, for a change of the link's
  * size: *base. Returns 0, -EACCES (not writable), -EIO (gone). */

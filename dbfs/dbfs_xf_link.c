@@ -26,6 +26,12 @@
  *   are two transactions: a concurrent writer of the same base chunks may
  *   interleave as with any read-modify-write by a client.
  *
+ *   A link met once is remembered (fs->xl, by inode hash): its base and
+ *   chain never change, and a link that went is a READ's ESTALE. A READ of
+ *   a remembered length-preserving link is one round trip
+ *   (DBFS_ST_XF_LINK_READ: the link's attributes with the base's chunks);
+ *   it moves no atime.
+ *
  *   Memory: every buffer is malloc'd per call and freed before return.
  */
 #include <errno.h>
@@ -35,8 +41,10 @@
 
 #include <glib.h>
 
+#include "dbfs_codec.h"
 #include "dbfs_data.h"
 #include "dbfs_fetch.h"
+#include "dbfs_perm.h"
 #include "dbfs_wire.h"
 #include "dbfs_xf.h"
 
@@ -61,6 +69,36 @@ static void dbfs_xl_free(dbfs_xl *l)
 {
     free(l->map);
     free(l->enc);
+}
+
+/* The slot of link ino in fs->xl. */
+static dbfs_xl_slot *dbfs_xl_slot_of(dbfs *fs, uint64_t ino)
+{
+    return &fs->xl[(ino * UINT64_C(0x9E3779B97F4A7C15) >> 40) % DBFS_XL_SLOTS];
+}
+
+/* Remember what link l is. */
+static void dbfs_xl_remember(dbfs *fs, const dbfs_xl *l)
+{
+    dbfs_xl_slot *s = dbfs_xl_slot_of(fs, l->ino);
+
+    g_mutex_lock(&fs->xl_lock);
+    *s = (dbfs_xl_slot){l->ino, l->base.ino, xf_chain_id(l->ch), l->preserves, l->writable};
+    g_mutex_unlock(&fs->xl_lock);
+}
+
+/* dbfs_xf_link_known -- see dbfs_xf.h. */
+bool dbfs_xf_link_known(dbfs *fs, uint64_t ino, dbfs_xl_slot *out)
+{
+    dbfs_xl_slot *s = dbfs_xl_slot_of(fs, ino);
+    bool known;
+
+    g_mutex_lock(&fs->xl_lock);
+    known = s->ino == ino && ino != 0;
+    if (known)
+        *out = *s;
+    g_mutex_unlock(&fs->xl_lock);
+    return known;
 }
 
 /* Read what link ino is into *l. Returns 0, -EIO (no such link, its base
@@ -127,6 +165,8 @@ static int dbfs_xl_get(dbfs_conn *c, uint64_t ino, dbfs_xl *l)
         rc = -ENOMEM;
     else if (!c->xf)
         rc = xf_work_new(c->fs->xf, &c->xf);
+    if (rc == 0)
+        dbfs_xl_remember(c->fs, l);
 out:
     PQclear(r);
     return rc;
@@ -453,5 +493,153 @@ int dbfs_xf_link_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t
         dbfs_wcc_of(wcc, &pre, &post);
     free(plain);
     dbfs_xl_free(&l);
+    return rc;
+}
+
+/* A base chunk's stored value (v, vlen, as the read statement gives it)
+ * as plain bytes into p (a chunk's room): *plen. */
+static int dbfs_xl_plain(dbfs_conn *c, uint64_t chain, uint64_t base, uint64_t k, const char *v,
+                         size_t vlen, char *tmp, char *p, size_t *plen)
+{
+    const dbfs_info *info = &c->fs->info;
+    const char *out = v;
+    int rc = 0;
+
+    if (info->encoding != DBFS_ENC_BINARY) {
+        int64_t dl =
+            dbfs_codec_decode(info->encoding, v, vlen, tmp, DBFS_XF_STORED_MAX(info->chunk_size));
+
+        if (dl < 0)
+            return (int)dl;
+        v = out = tmp;
+        vlen = (size_t)dl;
+    }
+    if (chain != 0)
+        rc = dbfs_xf_decode(c, chain, base, k, v, vlen, &out, &vlen);
+    else if (vlen > info->chunk_size)
+        rc = -EIO;
+    if (rc == 0) {
+        memcpy(p, out, vlen);
+        *plen = vlen;
+    }
+    return rc;
+}
+
+/* What the fast READ needs: the link's chain, buffers. */
+typedef struct {
+    dbfs_xl l;
+    char *plain, *tmp;
+} dbfs_xl_fast;
+
+/* The link's bytes [off, off + n) from the base chunks in rows r (base
+ * chain bchain, size bsize) into buf. */
+static int dbfs_xl_fast_copy(dbfs_conn *c, dbfs_xl_fast *f, const PGresult *r, uint64_t bchain,
+                             uint64_t bsize, uint64_t off, uint64_t n, char *buf)
+{
+    const uint32_t cs = c->fs->info.chunk_size;
+    const uint64_t first = off / cs, last = (off + n - 1) / cs;
+    int row = 0, rc = 0;
+
+    for (uint64_t k = first; rc == 0 && k <= last; k++) {
+        const size_t len = bsize - k * cs < cs ? bsize - k * cs : cs;
+        const uint64_t start = k * cs;
+        uint64_t from, to;
+        size_t plen = 0, out_len;
+        const char *out;
+
+        while (row < PQntuples(r) && (dbfs_get_null(r, row, DBFS_ATTR_NCOLS) ||
+                                      (uint64_t)dbfs_get_i8(r, row, DBFS_ATTR_NCOLS) < k))
+            row++;
+        if (row < PQntuples(r) && (uint64_t)dbfs_get_i8(r, row, DBFS_ATTR_NCOLS) == k)
+            rc = dbfs_xl_plain(c, bchain, f->l.base.ino, k, PQgetvalue(r, row, DBFS_ATTR_NCOLS + 1),
+                               (size_t)PQgetlength(r, row, DBFS_ATTR_NCOLS + 1), f->tmp, f->plain,
+                               &plen);
+        if (rc != 0)
+            break;
+        if (plen < len)
+            memset(f->plain + plen, 0, len - plen);
+        rc = dbfs_xl_forward(c, &f->l, k, f->plain, len, &out, &out_len);
+        from = start > off ? start : off;
+        to = start + out_len < off + n ? start + out_len : off + n;
+        if (rc == 0 && from < to)
+            memcpy(buf + (from - off), out + (from - start), to - from);
+    }
+    return rc;
+}
+
+/* dbfs_xf_link_read_known -- see dbfs_xf.h. */
+int dbfs_xf_link_read_known(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh,
+                            const dbfs_xl_slot *known, uint64_t off, uint32_t count, void *buf,
+                            uint32_t *nread, bool *eof, dbfs_attr *a)
+{
+    const uint32_t cs = c->fs->info.chunk_size;
+    const int N = DBFS_ATTR_NCOLS;
+    dbfs_xl_fast f;
+    dbfs_attr ba;
+    dbfs_params p;
+    PGresult *r = NULL;
+    uint64_t bsize, bchain, n;
+    int rc;
+
+    *nread = 0;
+    *eof = false;
+    memset(&f, 0, sizeof f);
+    f.l.ino = fh.ino;
+    f.l.base.ino = known->base;
+    f.l.preserves = true;
+    rc = dbfs_xf_chain(c, known->chain, &f.l.ch);
+    if (rc != 0)
+        return -EIO;
+    f.l.enc_room = xf_encode_room(f.l.ch, cs);
+    f.l.enc = malloc(f.l.enc_room);
+    f.plain = malloc(cs);
+    f.tmp = malloc(DBFS_XF_STORED_MAX(cs));
+    if (!f.l.enc || !f.plain || !f.tmp || (!c->xf && xf_work_new(c->fs->xf, &c->xf) != 0)) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)fh.ino);
+    dbfs_param_i4(&p, (int32_t)fh.gen);
+    dbfs_param_i8(&p, count ? (int64_t)(off / cs) : 1);
+    dbfs_param_i8(&p, count ? (int64_t)((off + count - 1) / cs) : 0);
+    rc = dbfs_exec(c, DBFS_ST_XF_LINK_READ, &p, &r);
+    if (rc != 0)
+        goto out;
+    if (PQntuples(r) == 0) {
+        rc = -ESTALE;
+        goto out;
+    }
+    dbfs_get_attr(r, 0, 0, a);
+    if (dbfs_get_null(r, 0, N + 3)) {
+        g_warning("transformation link %" PRIu64 ": its base file %" PRIu64
+                  " is gone (pgnfs fsck lists such links; remove the link)",
+                  fh.ino, known->base);
+        rc = -EIO;
+        goto out;
+    }
+    memset(&ba, 0, sizeof ba);
+    ba.type = DBFS_REG;
+    ba.mode = (uint32_t)dbfs_get_i4(r, 0, N + 4);
+    ba.uid = (uint32_t)dbfs_get_i8(r, 0, N + 5);
+    ba.gid = (uint32_t)dbfs_get_i8(r, 0, N + 6);
+    if (!dbfs_perm_may_io(a, cred, DBFS_MAY_READ) || !dbfs_perm_may_io(&ba, cred, DBFS_MAY_READ)) {
+        rc = -EACCES;
+        goto out;
+    }
+    bsize = (uint64_t)dbfs_get_i8(r, 0, N + 7);
+    bchain = dbfs_get_null(r, 0, N + 2) ? 0 : (uint64_t)dbfs_get_i8(r, 0, N + 2);
+    n = off >= bsize ? 0 : (bsize - off < count ? bsize - off : count);
+    if (n > 0)
+        rc = dbfs_xl_fast_copy(c, &f, r, bchain, bsize, off, n, buf);
+    if (rc == 0) {
+        *nread = (uint32_t)n;
+        *eof = off + n >= bsize;
+    }
+out:
+    PQclear(r);
+    free(f.plain);
+    free(f.tmp);
+    dbfs_xl_free(&f.l);
     return rc;
 }

@@ -5,7 +5,9 @@
  * on its plain bytes (read-modify-write).
  *
  * NOTES
- *   Two round trips (25_xform.sql says why they are one atomic change):
+ *   Two round trips (25_xform.sql says why they are one atomic change),
+ *   one when the writes cover whole chunks or the caches hold the chunks
+ *   they cover in part (dbfs_xf_old_cached):
  *     1. pgnfs_xf_old: the file's change counter, size and chain, and the
  *        stored chunks the write merges with;
  *     2. pgnfs_xf_write: lock, check, refuse when change or chain moved
@@ -392,18 +394,56 @@ static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
     return rc;
 }
 
+/*
+ * Step 1 from the caches, when they can answer it: the file was last seen
+ * with chain `known`, the stat cache knows it, and the buffer cache holds,
+ * as of its ctime, every chunk the writes cover only in part (their plain
+ * bytes: what step 1 would decode). Step 2 then checks the change counter
+ * and chain the caches showed, so a guess that is no longer the file's is
+ * DBFS_XF_ECHANGED and both steps run. Returns true with the chunks'
+ * old bytes in place, false (nothing usable) otherwise.
+ */
+static bool dbfs_xf_old_cached(dbfs_xf_op *op, uint64_t known)
+{
+    dbfs *fs = op->c->fs;
+    const uint32_t cs = fs->info.chunk_size;
+    dbfs_attr a;
+
+    if (known == 0 || !fs->chunks || dbfs_cache_attr(fs, op->fh, &a) != 0 || a.type != DBFS_REG)
+        return false;
+    for (size_t i = 0; i < op->nck; i++) {
+        dbfs_xf_ck *ck = &op->ck[i];
+        long n;
+
+        ck->len = 0;
+        if (ck->covered || ck->k * cs >= a.size)
+            continue; /* nothing to keep: written whole, or past the end */
+        n = cache_chunk_get(fs->chunks, op->fh.ino, ck->k, a.ctime_ns, 0, cs, ck->plain);
+        if (n < 0)
+            return false;
+        ck->len = (size_t)n;
+    }
+    op->change = (int64_t)a.change;
+    op->chain = known;
+    return true;
+}
+
 /* One run of steps 1 and 2; step 2 alone when `known` (the chain the
  * file was last seen with) and the writes cover every chunk they touch:
  * no old bytes are needed, and step 2 checks the chain (a guess that
- * turned out wrong is DBFS_XF_ECHANGED, and the caller runs both steps). */
+ * turned out wrong is DBFS_XF_ECHANGED, and the caller runs both steps);
+ * or when the caches hold the old bytes (dbfs_xf_old_cached). */
 static int dbfs_xf_run(dbfs_xf_op *op, const store_write *ws, size_t n, uint64_t known)
 {
     dbfs *fs = op->c->fs;
     dbfs_space_ticket ticket;
     uint64_t stored;
-    bool covered = known != 0;
+    bool covered;
     int rc = 0;
 
+    if (known == DBFS_XF_SEEN_GUARDED)
+        known = 0; /* guarded, chain unknown: step 1 tells */
+    covered = known != 0;
     for (size_t i = 0; i < op->nck && covered; i++)
         covered = op->ck[i].covered;
     if (covered) {
@@ -411,7 +451,7 @@ static int dbfs_xf_run(dbfs_xf_op *op, const store_write *ws, size_t n, uint64_t
         op->chain = known;
         for (size_t i = 0; i < op->nck; i++)
             op->ck[i].len = 0;
-    } else {
+    } else if (!dbfs_xf_old_cached(op, known)) {
         rc = dbfs_batch_run(op->c, dbfs_xf_step_old, op);
         if (rc != 0)
             return rc;

@@ -5,7 +5,7 @@
 -- database stores what xf_encode produced, one whole value per chunk, and
 -- never merges or cuts such a value itself. So the plain write path refuses
 -- a guarded file before it stores anything (pgnfs_write_check raises
--- pgnfs_xf_eguarded()), and so does a truncation that would have to cut a
+-- pgnfs_xf_eguarded() unless told the write is the guarded path's), and so does a truncation that would have to cut a
 -- guarded chunk (pgnfs_data_truncate); the server then takes the guarded
 -- path:
 --
@@ -25,6 +25,13 @@ CREATE OR REPLACE FUNCTION pgnfs_xf_eguarded() RETURNS int LANGUAGE sql IMMUTABL
 AS $$ SELECT 77 $$;  -- EBADFD: the file is guarded, take the guarded path
 CREATE OR REPLACE FUNCTION pgnfs_xf_echanged() RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT 78 $$;  -- EREMCHG: the file changed since step 1, start again
+
+-- A regular file's rdev_minor (unused otherwise) under chain p_chain: 1
+-- when guarded, the server's hint to write it the guarded way at once
+-- (dbfs_xf_seen); the database checks every write whatever it says.
+CREATE OR REPLACE FUNCTION pgnfs_xf_hint(p_type smallint, p_chain bigint)
+RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN p_type = 1 AND coalesce(p_chain, 0) <> 0 THEN 1 ELSE 0 END $$;
 
 -- Is file ino guarded?
 CREATE OR REPLACE FUNCTION pgnfs_xf_guarded(ino bigint)
@@ -128,7 +135,8 @@ DECLARE
 BEGIN
     SELECT f.chain, f.chain_sql INTO pc, ps FROM fileatt f WHERE f.inode = NEW.parent;
     IF coalesce(pc, 0) <> 0 THEN
-        UPDATE fileatt f SET chain = pc, chain_sql = ps
+        UPDATE fileatt f SET chain = pc, chain_sql = ps,
+               rdev_minor = CASE WHEN f.type = pgnfs_t_reg() THEN 1 ELSE 0 END
          WHERE f.inode = NEW.inode AND f.chain IS NULL AND f.change = 1 AND f.size = 0
            AND f.type IN (pgnfs_t_reg(), pgnfs_t_dir());
     END IF;
@@ -165,6 +173,9 @@ BEGIN
     ELSIF f.type NOT IN (pgnfs_t_reg(), pgnfs_t_dir()) THEN
         RAISE EXCEPTION 'inode % is neither a file nor a directory', p_ino
               USING ERRCODE = pgnfs_errcode(pgnfs_einval());
+    ELSIF f.rdev_major = pgnfs_xf_link_rdev() AND f.type = pgnfs_t_reg() THEN
+        RAISE EXCEPTION 'inode % is a transformation link: it has no chain of its own', p_ino
+              USING ERRCODE = pgnfs_errcode(pgnfs_einval());
     ELSIF f.type = pgnfs_t_reg() AND f.used <> 0 THEN
         RAISE EXCEPTION 'file % holds data', p_ino
               USING ERRCODE = pgnfs_errcode(pgnfs_enotempty());
@@ -174,33 +185,13 @@ BEGIN
         PERFORM pgnfs_xf_enable();
     END IF;
     UPDATE fileatt SET chain = p_chain, chain_sql = pgnfs_xf_chain_sql(p_chain),
-                       change = change + 1
+                       rdev_minor = pgnfs_xf_hint(type, p_chain), change = change + 1
      WHERE inode = p_ino;
 END
 $$;
 
--- Lock file (p_ino, p_gen) for a write of a guarded file by the caller and
--- return its row: pgnfs_write_check without the refusal of guarded files.
-CREATE OR REPLACE FUNCTION pgnfs_xf_check(
-    p_ino bigint, p_gen int, c_uid bigint, c_gid bigint, c_groups bigint[])
-RETURNS fileatt LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-    f fileatt;
-BEGIN
-    SELECT * INTO f FROM fileatt WHERE inode = p_ino AND generation = p_gen FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'write: stale file handle' USING ERRCODE = pgnfs_errcode(pgnfs_estale());
-    ELSIF f.type = pgnfs_t_dir() THEN
-        RAISE EXCEPTION 'write: is a directory' USING ERRCODE = pgnfs_errcode(pgnfs_eisdir());
-    ELSIF f.type <> pgnfs_t_reg() THEN
-        RAISE EXCEPTION 'write: not a regular file' USING ERRCODE = pgnfs_errcode(pgnfs_einval());
-    ELSIF NOT pgnfs_may_io(f, c_uid, c_gid, c_groups, pgnfs_want_w()) THEN
-        RAISE EXCEPTION 'write: permission denied' USING ERRCODE = pgnfs_errcode(pgnfs_eacces());
-    END IF;
-    RETURN f;
-END
-$$;
+-- (The lock and checks of a guarded write are pgnfs_write_check's, 80_write.sql.)
+DROP FUNCTION IF EXISTS pgnfs_xf_check(bigint, int, bigint, bigint, bigint[]);
 
 -- Step 1: file (p_ino, p_gen)'s change counter, size and chain, with the
 -- stored values of chunks p_want that exist (one row per chunk found; one
@@ -265,7 +256,7 @@ DECLARE
     oldsum bigint;
     newsum bigint;
 BEGIN
-    f := pgnfs_xf_check(p_ino, p_gen, c_uid, c_gid, c_groups);
+    f := pgnfs_write_check(p_ino, p_gen, c_uid, c_gid, c_groups, true);
     IF f.change <> p_change OR coalesce(f.chain, 0) <> p_chain THEN
         -- (p_change NULL: the server needs no old bytes and checks only the chain)
         RAISE EXCEPTION 'write: file % changed while its chunks were transformed', p_ino
@@ -344,7 +335,7 @@ BEGIN
     END IF;
     SELECT coalesce(sum(length(v)), 0) INTO newsum FROM unnest(p_vals) AS v;
     UPDATE fileatt SET chain = p_new, chain_sql = pgnfs_xf_chain_sql(p_new), used = newsum,
-                       change = change + 1
+                       rdev_minor = pgnfs_xf_hint(type, p_new), change = change + 1
      WHERE inode = p_ino;
 END
 $$;

@@ -118,6 +118,14 @@ BEGIN
         nf.createverf := CASE WHEN p_type = pgnfs_t_reg() AND p_how = pgnfs_how_exclusive()
                               THEN p_verf END;
         nf.target := CASE WHEN p_type = pgnfs_t_lnk() THEN p_target END;
+        -- A file or directory takes its directory's transformation chain
+        -- (25_xform.sql); a regular file made so says it in rdev_minor,
+        -- unused otherwise, so the server writes it the guarded way at once.
+        IF coalesce(d.chain, 0) <> 0 AND p_type IN (pgnfs_t_reg(), pgnfs_t_dir()) THEN
+            nf.chain := d.chain;
+            nf.chain_sql := d.chain_sql;
+            nf.rdev_minor := CASE WHEN p_type = pgnfs_t_reg() THEN 1 ELSE 0 END;
+        END IF;
         IF s_set & ~pgnfs_set_mode() <> 0 THEN
             r := pgnfs_sattr_eval(nf, c_uid, c_gid, c_groups, now, s_set & ~pgnfs_set_mode(), 0,
                                   s_uid, s_gid,

@@ -315,6 +315,10 @@ static void test_refusals(void)
     g_assert_cmpint(dbfs_xform_link(e.t.fs, "/d/ok", "/d/y", "identity", msg, sizeof msg), ==,
                     -EINVAL);
     g_assert_nonnull(strstr(msg, "no link"));
+    /* A link has no chain of its own, and apply leaves it alone. */
+    g_assert_cmpint(dbfs_xform_set(e.t.fs, "/d/ok", "zstd", msg, sizeof msg), ==, -EINVAL);
+    td_rc(dbfs_xform_set(e.t.fs, "/d", "zstd", msg, sizeof msg), 0);
+    td_rc(dbfs_xform_apply(e.t.fs, "/d", NULL, NULL, &(uint64_t){0}), 0);
     td_rc(dbfs_xform_links(e.t.fs, tl_count, &n), 0);
     g_assert_cmpint(n, ==, 1);
     tx_env_close(&e);
