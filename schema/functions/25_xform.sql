@@ -234,6 +234,31 @@ BEGIN
 END
 $$;
 
+-- Insert chunks p_chunks with values p_vals of file p_ino (into its own
+-- table when tab, else allfiles); returns the bytes stored. One row at a
+-- time: INSERT ... SELECT FROM unnest(...) materializes the whole array
+-- first, on disk past work_mem (a write-back flush is megabytes).
+CREATE OR REPLACE FUNCTION pgnfs_xf_put(p_ino bigint, tab boolean, p_chunks bigint[],
+                                        p_vals bytea[])
+RETURNS bigint LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    n   text := pgnfs_inv_name(p_ino);
+    sum bigint := 0;
+BEGIN
+    FOR i IN 1 .. coalesce(cardinality(p_chunks), 0) LOOP
+        IF tab THEN
+            EXECUTE format('INSERT INTO %I (chunk, data) VALUES ($1, $2)', n)
+                USING p_chunks[i], p_vals[i];
+        ELSE
+            INSERT INTO allfiles (inode, chunk, data) VALUES (p_ino, p_chunks[i], p_vals[i]);
+        END IF;
+        sum := sum + length(p_vals[i]);
+    END LOOP;
+    RETURN sum;
+END
+$$;
+
 -- Step 3: replace chunks p_chunks of guarded file (p_ino, p_gen) with the
 -- values p_vals (whole stored values), make the size at least p_size, and
 -- move times, change, used as a write does (setuid/setgid cleared when
@@ -279,17 +304,12 @@ BEGIN
         WITH gone AS (DELETE FROM allfiles a WHERE a.inode = p_ino AND a.chunk = ANY (p_chunks)
                       RETURNING length(a.data) AS len)
         SELECT coalesce(sum(len), 0) INTO oldsum FROM gone;
-        INSERT INTO allfiles (inode, chunk, data)
-        SELECT p_ino, u.c, u.v FROM unnest(p_chunks, p_vals) AS u(c, v);
     ELSE
         EXECUTE format('WITH gone AS (DELETE FROM %I t WHERE t.chunk = ANY ($1)'
                        ' RETURNING length(t.data) AS len) SELECT coalesce(sum(len), 0) FROM gone',
                        n) INTO oldsum USING p_chunks;
-        EXECUTE format('INSERT INTO %I (chunk, data)'
-                       ' SELECT u.c, u.v FROM unnest($1::bigint[], $2::bytea[]) AS u(c, v)', n)
-            USING p_chunks, p_vals;
     END IF;
-    SELECT coalesce(sum(length(v)), 0) INTO newsum FROM unnest(p_vals) AS v;
+    newsum := pgnfs_xf_put(p_ino, tab, p_chunks, p_vals);
     UPDATE fileatt
        SET size = greatest(size, p_size), mtime = p_now,
            ctime = pgnfs_next_ctime(ctime, p_now), change = change + 1,
@@ -325,15 +345,11 @@ BEGIN
     END IF;
     IF pgnfs_data_tab(p_ino) THEN
         EXECUTE format('DELETE FROM %I', n);
-        EXECUTE format('INSERT INTO %I (chunk, data)'
-                       ' SELECT u.c, u.v FROM unnest($1::bigint[], $2::bytea[]) AS u(c, v)', n)
-            USING p_chunks, p_vals;
+        newsum := pgnfs_xf_put(p_ino, true, p_chunks, p_vals);
     ELSE
         DELETE FROM allfiles a WHERE a.inode = p_ino;
-        INSERT INTO allfiles (inode, chunk, data)
-        SELECT p_ino, u.c, u.v FROM unnest(p_chunks, p_vals) AS u(c, v);
+        newsum := pgnfs_xf_put(p_ino, false, p_chunks, p_vals);
     END IF;
-    SELECT coalesce(sum(length(v)), 0) INTO newsum FROM unnest(p_vals) AS v;
     UPDATE fileatt SET chain = p_new, chain_sql = pgnfs_xf_chain_sql(p_new), used = newsum,
                        rdev_minor = pgnfs_xf_hint(type, p_new), change = change + 1
      WHERE inode = p_ino;
