@@ -295,6 +295,19 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                    " LEFT JOIN fileatt b ON b.inode = k.base"
                    " LEFT JOIN LATERAL pgnfs_data_read(b.inode, $3::int8, $4::int8) d ON true"
                    " WHERE l.inode = $1::int8 AND l.generation = $2::int4 ORDER BY d.chunk"},
+    /* The same for the single layout: the base's chunks from allfiles. */
+    [DBFS_ST_XF_LINK_READ_SINGLE] =
+        {"pgnfs_xf_link_read_single",
+         "SELECT " DBFS_ATTR_COLS(
+             "l.") ", a.chunk,"
+                   " CASE WHEN b.chain_sql THEN pgnfs_xf_sql_apply(b.chain, false, b.inode, "
+                   "a.chunk,"
+                   " a.data) ELSE a.data END, b.chain, b.generation, b.mode, b.uid, b.gid, b.size"
+                   " FROM fileatt l JOIN pgnfs_xform_link k ON k.inode = l.inode"
+                   " LEFT JOIN fileatt b ON b.inode = k.base"
+                   " LEFT JOIN allfiles a ON a.inode = b.inode AND a.chunk BETWEEN $3::int8 AND "
+                   "$4::int8"
+                   " WHERE l.inode = $1::int8 AND l.generation = $2::int4 ORDER BY a.chunk"},
     [DBFS_ST_XF_LINK_MAP] = {"pgnfs_xf_link_map",
                              "SELECT * FROM pgnfs_xf_link_map($1::int8, $2::bytea, $3::int8,"
                              " $4::int8, $5::int8)",

@@ -62,6 +62,7 @@ typedef enum {
     DBFS_ST_XF_LINK_GET,
     DBFS_ST_XF_LINK_MAP,
     DBFS_ST_XF_LINK_READ,
+    DBFS_ST_XF_LINK_READ_SINGLE,
     /* several frontends: tag the session's changes (dbfs_coh.c) */
     DBFS_ST_COH_TAG,
     DBFS_ST_NWORKER,

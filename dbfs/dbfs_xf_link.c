@@ -603,7 +603,10 @@ int dbfs_xf_link_read_known(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh,
     dbfs_param_i4(&p, (int32_t)fh.gen);
     dbfs_param_i8(&p, count ? (int64_t)(off / cs) : 1);
     dbfs_param_i8(&p, count ? (int64_t)((off + count - 1) / cs) : 0);
-    rc = dbfs_exec(c, DBFS_ST_XF_LINK_READ, &p, &r);
+    rc = dbfs_exec(c,
+                   c->fs->info.storage == DBFS_STORAGE_SINGLE ? DBFS_ST_XF_LINK_READ_SINGLE
+                                                              : DBFS_ST_XF_LINK_READ,
+                   &p, &r);
     if (rc != 0)
         goto out;
     if (PQntuples(r) == 0) {

@@ -63,15 +63,18 @@ typedef struct {
     /* step 1's answer */
     PGresult *old;
     /* step 2's parameters and answer */
-    unsigned char *a_chunks, *a_vals;
-    size_t a_chunks_len, a_vals_len;
+    /* step 2's statements: the arrays of each (until the batch ends) */
+    unsigned char **a_chunks, **a_vals;
+    size_t nstmt;
     int64_t change;
     uint64_t chain;
     dbfs_attr pre, post;
 } dbfs_xf_op;
 
-/* int8[] of the chunk numbers of op's chunks (all, or those not covered). */
-static unsigned char *dbfs_xf_chunk_array(const dbfs_xf_op *op, bool uncovered_only, size_t *len)
+/* int8[] of the chunk numbers of op's chunks from .. to - 1 (all of them,
+ * or those not covered). */
+static unsigned char *dbfs_xf_chunk_array(const dbfs_xf_op *op, size_t from, size_t to,
+                                          bool uncovered_only, size_t *len)
 {
     unsigned char(*be)[8] = calloc(op->nck ? op->nck : 1, 8);
     const void **vals = calloc(op->nck ? op->nck : 1, sizeof *vals);
@@ -80,7 +83,7 @@ static unsigned char *dbfs_xf_chunk_array(const dbfs_xf_op *op, bool uncovered_o
     size_t n = 0;
 
     if (be && vals && lens) {
-        for (size_t i = 0; i < op->nck; i++) {
+        for (size_t i = from; i < to; i++) {
             if (uncovered_only && op->ck[i].covered)
                 continue;
             dbfs_xf_put_be(be[n], op->ck[i].k, 8);
@@ -150,7 +153,7 @@ static int dbfs_xf_step_old(dbfs_conn *c, void *arg)
 
     PQclear(op->old);
     op->old = NULL;
-    want = dbfs_xf_chunk_array(op, true, &wlen);
+    want = dbfs_xf_chunk_array(op, 0, op->nck, true, &wlen);
     if (!want)
         return -ENOMEM;
     dbfs_params_init(&p);
@@ -320,14 +323,6 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
         lens[i] = ck->stored_len;
         *stored += ck->stored_len;
     }
-    if (rc == 0) {
-        free(op->a_vals);
-        free(op->a_chunks);
-        op->a_vals = dbfs_xf_array(DBFS_XF_BYTEAOID, op->nck, vals, lens, &op->a_vals_len);
-        op->a_chunks = dbfs_xf_chunk_array(op, false, &op->a_chunks_len);
-        if (!op->a_vals || !op->a_chunks)
-            rc = -ENOMEM;
-    }
 out:
     free(vals);
     free(lens);
@@ -347,27 +342,62 @@ static int64_t dbfs_xf_threshold(const dbfs *fs)
     }
 }
 
-/* Step 2 (dbfs_batch_run's fn). */
-static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
-{
-    dbfs_xf_op *op = arg;
-    const int64_t threshold = dbfs_xf_threshold(c->fs);
-    PGresult *r = NULL;
-    dbfs_params p;
-    dbfs_fnres f;
-    int rc;
+/* The stored bytes one statement of step 2 carries at most (but always a
+ * chunk): PostgreSQL takes one message of megabytes far more slowly than
+ * several of one (bench/results/xform-e2e.md). */
+#define DBFS_XF_STMT_BYTES (1u << 20)
 
+static void dbfs_xf_free_arrays(dbfs_xf_op *op)
+{
+    for (size_t i = 0; i < op->nstmt; i++) {
+        free(op->a_chunks[i]);
+        free(op->a_vals[i]);
+    }
+    free(op->a_chunks);
+    free(op->a_vals);
+    op->a_chunks = op->a_vals = NULL;
+    op->nstmt = 0;
+}
+
+/* Queue one pgnfs_xf_write for chunks from .. to - 1 (the first statement
+ * of the store compares the change counter, the others only the chain). */
+static int dbfs_xf_queue_write(dbfs_conn *c, dbfs_xf_op *op, size_t from, size_t to)
+{
+    const int64_t threshold = dbfs_xf_threshold(c->fs);
+    const void **vals = calloc(to > from ? to - from : 1, sizeof *vals);
+    size_t *lens = calloc(to > from ? to - from : 1, sizeof *lens), clen = 0, vlen = 0;
+    unsigned char *ac, *av;
+    dbfs_params p;
+
+    if (!vals || !lens) {
+        free(vals);
+        free(lens);
+        return -ENOMEM;
+    }
+    for (size_t i = from; i < to; i++) {
+        vals[i - from] = op->ck[i].stored;
+        lens[i - from] = op->ck[i].stored_len;
+    }
+    ac = dbfs_xf_chunk_array(op, from, to, false, &clen);
+    av = dbfs_xf_array(DBFS_XF_BYTEAOID, to - from, vals, lens, &vlen);
+    free(vals);
+    free(lens);
+    op->a_chunks[op->nstmt] = ac;
+    op->a_vals[op->nstmt] = av;
+    op->nstmt++;
+    if (!ac || !av)
+        return -ENOMEM;
     dbfs_params_init(&p);
     dbfs_param_i8(&p, (int64_t)op->fh.ino);
     dbfs_param_i4(&p, (int32_t)op->fh.gen);
     dbfs_param_cred(&p, op->cred);
-    if (op->change < 0)
+    if (op->change < 0 || op->nstmt > 1)
         dbfs_param_null(&p);
     else
         dbfs_param_i8(&p, op->change);
     dbfs_param_i8(&p, (int64_t)op->chain);
-    dbfs_param_bytes(&p, op->a_chunks, op->a_chunks_len);
-    dbfs_param_bytes(&p, op->a_vals, op->a_vals_len);
+    dbfs_param_bytes(&p, ac, clen);
+    dbfs_param_bytes(&p, av, vlen);
     dbfs_param_i8(&p, (int64_t)op->end);
     dbfs_param_i8(&p, op->now_ns);
     dbfs_param_bool(&p, op->kill_priv);
@@ -375,23 +405,55 @@ static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
         dbfs_param_null(&p);
     else
         dbfs_param_i8(&p, threshold);
-    dbfs_batch_add(c, DBFS_ST_XF_WRITE, &p);
+    return dbfs_batch_add(c, DBFS_ST_XF_WRITE, &p);
+}
+
+/* Step 2 (dbfs_batch_run's fn): one transaction, one round trip, the
+ * chunks in statements of at most about DBFS_XF_STMT_BYTES. */
+static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
+{
+    dbfs_xf_op *op = arg;
+    size_t nmax = op->nck ? op->nck : 1, from = 0, queued = 0;
+    int rc = 0, first = 0;
+
+    dbfs_xf_free_arrays(op);
+    op->a_chunks = calloc(nmax, sizeof *op->a_chunks);
+    op->a_vals = calloc(nmax, sizeof *op->a_vals);
+    if (!op->a_chunks || !op->a_vals)
+        return -ENOMEM;
+    do {
+        size_t to = from, bytes = 0;
+
+        while (to < op->nck && (to == from || bytes + op->ck[to].stored_len <= DBFS_XF_STMT_BYTES))
+            bytes += op->ck[to++].stored_len;
+        rc = dbfs_xf_queue_write(c, op, from, to);
+        queued += rc == 0;
+        from = to;
+    } while (rc == 0 && from < op->nck);
     dbfs_batch_sync(c);
-    rc = dbfs_batch_result(c, &r);
-    if (rc == 0)
-        rc = dbfs_fnres_parse(r, "guarded write", &f);
-    if (rc == 0)
-        rc = f.status;
-    if (rc == 0 && (!f.have[DBFS_ROLE_PRE] || !f.have[DBFS_ROLE_POST])) {
-        g_warning("guarded write: the database answered without the attributes");
-        rc = -EIO;
+    for (size_t i = 0; i < queued; i++) {
+        PGresult *r = NULL;
+        dbfs_fnres f;
+        int src = dbfs_batch_result(c, &r);
+
+        if (src == 0)
+            src = dbfs_fnres_parse(r, "guarded write", &f);
+        if (src == 0)
+            src = f.status;
+        if (src == 0 && (!f.have[DBFS_ROLE_PRE] || !f.have[DBFS_ROLE_POST])) {
+            g_warning("guarded write: the database answered without the attributes");
+            src = -EIO;
+        }
+        if (src == 0) {
+            if (i == 0)
+                op->pre = f.attr[DBFS_ROLE_PRE];
+            op->post = f.attr[DBFS_ROLE_POST];
+        }
+        if (src != 0 && first == 0)
+            first = src;
+        PQclear(r);
     }
-    if (rc == 0) {
-        op->pre = f.attr[DBFS_ROLE_PRE];
-        op->post = f.attr[DBFS_ROLE_POST];
-    }
-    PQclear(r);
-    return rc;
+    return rc != 0 ? rc : first;
 }
 
 /*
@@ -499,8 +561,7 @@ static void dbfs_xf_op_free(dbfs_xf_op *op)
         free(op->ck[i].stored);
     }
     free(op->ck);
-    free(op->a_chunks);
-    free(op->a_vals);
+    dbfs_xf_free_arrays(op);
     PQclear(op->old);
 }
 

@@ -452,6 +452,46 @@ static void test_refusals(void)
     tx_env_close(&e);
 }
 
+/* A store of more chunks than one statement carries (dbfs_xf_write.c:
+ * DBFS_XF_STMT_BYTES): one transaction of several statements, whole and
+ * partial chunks, read back through a cold server; used is the sum. */
+static void test_big_store(void)
+{
+    const uint32_t big = (3u << 20) + 100;
+    tx_env e;
+    dbfs_cred root = td_root();
+    unsigned char *model = g_malloc0(big + 7), *buf = g_malloc(big + 7);
+    dbfs_attr f;
+    td_fs cold;
+    uint32_t n = 0;
+    bool eof;
+    char *q;
+
+    tx_env_open(&e, "identity,sha256", true);
+    f = td_create(&e.t, &root, e.t.root, "big", 0644);
+    tx_fill(model + 7, big, false);
+    td_rc(dbfs_write(e.t.c, &root, td_fh(&f), 7, model + 7, big, DBFS_FILE_SYNC, NULL, NULL), 0);
+    tx_fill(model + (1u << 20) + 5, 2u << 20, true);
+    td_rc(dbfs_write(e.t.c, &root, td_fh(&f), (1u << 20) + 5, model + (1u << 20) + 5, 2u << 20,
+                     DBFS_UNSTABLE, NULL, NULL),
+          0);
+    td_rc(dbfs_commit(e.t.c, td_fh(&f), 0, 0, NULL), 0);
+    td_rc(tx_open_fs(&cold, e.conninfo, NULL, e.key, false), 0);
+    td_rc(dbfs_read(cold.c, &root, td_fh(&f), 0, big + 7, buf, &n, &eof, NULL), 0);
+    g_assert_cmpuint(n, ==, big + 7);
+    g_assert_cmpmem(buf, n, model, big + 7);
+    f = td_getattr(&cold, td_fh(&f));
+    q = g_strdup_printf("SELECT coalesce(sum(length(data)), 0) FROM pgnfs_data_read(%" PRIu64
+                        ", 0, 1000000)",
+                        f.ino);
+    g_assert_cmpint(td_sql(e.conninfo, q), ==, (long)f.used);
+    g_free(q);
+    td_close(&cold);
+    tx_env_close(&e);
+    g_free(model);
+    g_free(buf);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -464,5 +504,6 @@ int main(int argc, char **argv)
     g_test_add_func("/xform/admin", test_admin);
     g_test_add_func("/xform/apply", test_apply);
     g_test_add_func("/xform/plugins", test_plugins);
+    g_test_add_func("/xform/big-store", test_big_store);
     return g_test_run();
 }
