@@ -22,7 +22,8 @@
  *   bytes) reads the base's chunks it touches, takes them forward, lays
  *   the written bytes over the result, takes that back through xf_decode
  *   (the header of the forward pass, whose stages keep no metadata, fits)
- *   and writes the chunks to the base in one store. The read and the store
+ *   and writes the chunks to the base in one store. The read (which stores
+ *   the base's buffered writes first, as every READ does) and the store
  *   are two transactions: a concurrent writer of the same base chunks may
  *   interleave as with any read-modify-write by a client.
  *
@@ -45,6 +46,7 @@
 #include "dbfs_data.h"
 #include "dbfs_fetch.h"
 #include "dbfs_perm.h"
+#include "dbfs_wb.h"
 #include "dbfs_wire.h"
 #include "dbfs_xf.h"
 
@@ -366,11 +368,19 @@ int dbfs_xf_link_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_attr *a, uint64_
 {
     const uint32_t cs = c->fs->info.chunk_size;
     uint64_t size, n, first, last;
+    bool flushed = false;
     dbfs_xl l;
     int rc = dbfs_xl_get(c, a->ino, &l);
 
     *nread = 0;
     *eof = false;
+    /* The base's buffered writes first (they may move its size). */
+    if (rc == 0 && dbfs_wb_flush(c, l.base.ino, NULL, NULL, &flushed) == -EAGAIN)
+        rc = -EAGAIN;
+    if (rc == 0 && flushed) {
+        dbfs_xl_free(&l);
+        rc = dbfs_xl_get(c, a->ino, &l);
+    }
     if (rc == 0 && !l.preserves)
         rc = dbfs_xl_map(c, &l, a);
     if (rc != 0)
@@ -583,6 +593,9 @@ int dbfs_xf_link_read_known(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh,
 
     *nread = 0;
     *eof = false;
+    /* The base's buffered writes first, as a READ of the base stores them. */
+    if (dbfs_wb_flush(c, known->base, NULL, NULL, NULL) == -EAGAIN)
+        return -EAGAIN;
     memset(&f, 0, sizeof f);
     f.l.ino = fh.ino;
     f.l.base.ino = known->base;

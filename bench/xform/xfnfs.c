@@ -14,7 +14,7 @@
  *       directory of DIRS (comma-separated, in an order rotated each
  *       round): write a new file of that size in IO-byte writes (create
  *       to close, which commits), then read it back (open to close) and
- *       check it. Prints "DIR SIZE write_s read_s" per file.
+ *       check it. Prints "w DIR SIZE write_s" and "r DIR SIZE read_s".
  *   xfnfs URL put NAME SRC IO        write local file SRC to NAME in IO-byte
  *                                    writes; prints write_s, mb_s
  *   xfnfs URL get NAME IO [CHECK]    read NAME in IO-byte reads; prints
@@ -93,6 +93,23 @@ static struct nfs_context *xn_mount(const char *url)
     nfs_set_pagecache(nfs, 0);
     nfs_set_readahead(nfs, 0);
     return nfs;
+}
+
+/* Step mode (XFNFS_STEP=1 in the environment): before each measured
+ * operation, print "ready" and wait for a line on stdin, so that the
+ * driver can take the server's CPU time just before and after it (the
+ * operation's result line is printed and flushed when it ends). */
+static void xn_step(void)
+{
+    const char *e = getenv("XFNFS_STEP");
+    char line[64];
+
+    if (!e || *e != '1')
+        return;
+    printf("ready\n");
+    fflush(stdout);
+    if (!fgets(line, sizeof line, stdin))
+        exit(0);
 }
 
 /* --- raw RPCs, one at a time (first) ------------------------------------- */
@@ -226,10 +243,13 @@ static int xn_first(struct nfs_context *nfs, int argc, char **argv)
         for (int i = 0; i < 40; i++)
             xn_access(rpc, &dir, w);
     for (int i = 2; i < argc; i++) {
-        double t0 = xn_now();
+        double t0;
 
+        xn_step();
+        t0 = xn_now();
         xn_access(rpc, &dir, argv[i]);
         printf("%s %.1f\n", argv[i], (xn_now() - t0) * 1e6);
+        fflush(stdout);
     }
     return 0;
 }
@@ -332,12 +352,16 @@ static int xn_sweep(struct nfs_context *nfs, int argc, char **argv)
 
                 snprintf(name, sizeof name, "/%s/s%llu_r%llu", d, (unsigned long long)sizes[s],
                          (unsigned long long)r);
+                xn_step();
                 w = xn_write_pattern(nfs, name, sizes[s], io, buf);
+                printf("w %s %llu %.6f\n", d, (unsigned long long)sizes[s], w);
+                fflush(stdout);
+                xn_step();
                 rd = xn_read_pattern(nfs, name, sizes[s], io, buf);
+                printf("r %s %llu %.6f\n", d, (unsigned long long)sizes[s], rd);
+                fflush(stdout);
                 if (nfs_unlink(nfs, name) != 0)
                     xn_die(nfs, "unlink", name);
-                printf("%s %llu %.6f %.6f\n", d, (unsigned long long)sizes[s], w, rd);
-                fflush(stdout);
             }
         }
     }

@@ -83,13 +83,16 @@ static void tl_model_run(td_fs *t, dbfs_fh base, dbfs_fh link, int ops)
             tx_fill(data, len, true);
             td_rc(dbfs_write(t->c, &root, to_link ? link : base, off, data, len, how, NULL, NULL),
                   0);
-            td_rc(dbfs_commit(t->c, base, 0, 0, NULL), 0);
+            /* (mostly left buffered: a read of the link stores them first) */
+            if (what == 0)
+                td_rc(dbfs_commit(t->c, base, 0, 0, NULL), 0);
             if (off > size)
                 memset(model + size, 0, off - size);
             for (uint32_t j = 0; j < len; j++)
                 model[off + j] = to_link ? (unsigned char)(data[j] - 1) : data[j];
             size = MAX(size, (uint64_t)off + len);
-            g_assert_cmpint(td_getattr(t, link).ctime_ns, >, ctime);
+            if (how != DBFS_UNSTABLE || what == 0)
+                g_assert_cmpint(td_getattr(t, link).ctime_ns, >, ctime);
         } else if (what < 8) {
             uint32_t off = (uint32_t)g_random_int_range(0, TX_MAX);
             uint32_t len = (uint32_t)g_random_int_range(1, 2 * TX_CHUNK);
@@ -114,6 +117,7 @@ static void tl_model_run(td_fs *t, dbfs_fh base, dbfs_fh link, int ops)
             size = sa.size;
         }
     }
+    td_rc(dbfs_commit(t->c, base, 0, 0, NULL), 0);
     tl_check(t, base, link, model, size);
     g_free(model);
     g_free(data);
