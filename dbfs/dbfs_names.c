@@ -267,7 +267,7 @@ static int dbfs_make(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const cha
     } else if (f.status == 0 && f.have[DBFS_ROLE_OBJ]) {
         dbfs_cache_put_new(&op, &f.attr[DBFS_ROLE_OBJ]);
         dbfs_cache_put_name(&op, dir.ino, name, &f.attr[DBFS_ROLE_OBJ]);
-        dbfs_xf_hint(c->fs, &f.attr[DBFS_ROLE_OBJ]);
+        dbfs_xf_hint(c->fs, dir.ino, &f.attr[DBFS_ROLE_OBJ]);
     }
     dbfs_cache_end(&op);
     dbfs_wcc_from(dir_wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);

@@ -319,18 +319,40 @@ void dbfs_xf_note(dbfs *fs, uint64_t ino, uint64_t chain)
     if (chain != 0) {
         atomic_store_explicit(&fs->xf_seen_chain[i], chain, memory_order_relaxed);
         atomic_store_explicit(&fs->xf_seen[i], ino, memory_order_relaxed);
+        /* A new file's chain learned: its directory's next files take it. */
+        if (chain != DBFS_XF_SEEN_GUARDED &&
+            atomic_load_explicit(&fs->xf_new[i], memory_order_relaxed) == ino) {
+            const uint64_t dir = atomic_load_explicit(&fs->xf_new_dir[i], memory_order_relaxed);
+            const size_t d = dbfs_xf_slot(dir);
+
+            atomic_store_explicit(&fs->xf_new[i], 0, memory_order_relaxed);
+            atomic_store_explicit(&fs->xf_dir_chain[d], chain, memory_order_relaxed);
+            atomic_store_explicit(&fs->xf_dir[d], dir, memory_order_relaxed);
+        }
     } else if (atomic_load_explicit(&fs->xf_seen[i], memory_order_relaxed) == ino) {
         atomic_store_explicit(&fs->xf_seen[i], 0, memory_order_relaxed);
     }
 }
 
 /* dbfs_xf_hint -- see dbfs_xf.h: a regular file that is no link with
- * rdev_minor 1 (pgnfs_xf_hint, 25_xform.sql). */
-void dbfs_xf_hint(dbfs *fs, const dbfs_attr *a)
+ * rdev_minor 1 (pgnfs_xf_hint, 25_xform.sql). The slots' two words are
+ * read apart, as dbfs_xf_seen's: a race costs a wrong guess only. */
+void dbfs_xf_hint(dbfs *fs, uint64_t dir, const dbfs_attr *a)
 {
-    if (a->type == DBFS_REG && a->rdev_major == 0 && a->rdev_minor == 1 &&
-        dbfs_xf_seen(fs, a->ino) == 0)
-        dbfs_xf_note(fs, a->ino, DBFS_XF_SEEN_GUARDED);
+    const size_t d = dbfs_xf_slot(dir), f = dbfs_xf_slot(a->ino);
+    uint64_t chain = 0;
+
+    if (a->type != DBFS_REG || a->rdev_major != 0 || a->rdev_minor != 1 ||
+        dbfs_xf_seen(fs, a->ino) != 0)
+        return;
+    if (atomic_load_explicit(&fs->xf_dir[d], memory_order_relaxed) == dir)
+        chain = atomic_load_explicit(&fs->xf_dir_chain[d], memory_order_relaxed);
+    /* Its first store tells the directory's chain (dbfs_xf_note). */
+    atomic_store_explicit(&fs->xf_new_dir[f], dir, memory_order_relaxed);
+    atomic_store_explicit(&fs->xf_new[f], a->ino, memory_order_relaxed);
+    atomic_store_explicit(&fs->xf_seen_chain[f], chain ? chain : DBFS_XF_SEEN_GUARDED,
+                          memory_order_relaxed);
+    atomic_store_explicit(&fs->xf_seen[f], a->ino, memory_order_relaxed);
 }
 
 /* dbfs_xf_put_be -- see dbfs_xf.h. */

@@ -106,9 +106,11 @@ int dbfs_xf_decode(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, cons
  * attributes said it is guarded: dbfs_xf_hint). */
 #define DBFS_XF_SEEN_GUARDED UINT64_MAX
 
-/* dbfs_xf_hint -- a new file's attributes (CREATE) say it is guarded: its
- * writes take the guarded path at once. */
-void dbfs_xf_hint(dbfs *fs, const dbfs_attr *a);
+/* dbfs_xf_hint -- new file a (CREATE in directory dir) says it is guarded:
+ * its writes take the guarded path at once, with the chain the
+ * directory's last new file had when it is known (a guess: the store
+ * checks it). */
+void dbfs_xf_hint(dbfs *fs, uint64_t dir, const dbfs_attr *a);
 
 /* dbfs_xf_seen -- the chain id file ino was last seen guarded with
  * (DBFS_XF_SEEN_GUARDED: its chain unknown), or 0.

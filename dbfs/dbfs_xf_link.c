@@ -174,6 +174,23 @@ out:
     return rc;
 }
 
+/* dbfs_xl_get after the base's buffered writes are stored (as a READ or
+ * WRITE of the base would store them first): what the link is as of
+ * then, its base's size included. */
+static int dbfs_xl_get_stored(dbfs_conn *c, uint64_t ino, dbfs_xl *l)
+{
+    bool flushed = false;
+    int rc = dbfs_xl_get(c, ino, l);
+
+    if (rc == 0 && dbfs_wb_flush(c, l->base.ino, NULL, NULL, &flushed) == -EAGAIN)
+        rc = -EAGAIN;
+    if (rc == 0 && flushed) {
+        dbfs_xl_free(l);
+        rc = dbfs_xl_get(c, ino, l);
+    }
+    return rc;
+}
+
 /* Chunk k of the base (n plain bytes) through the link's chain: *out and
  * *out_len, the payload (in l->enc, valid until the next call). */
 static int dbfs_xl_forward(dbfs_conn *c, dbfs_xl *l, uint64_t k, const void *plain, size_t n,
@@ -297,7 +314,7 @@ int dbfs_xf_link_size(dbfs_conn *c, dbfs_attr *a)
 
     if (!dbfs_attr_is_xlink(a) || a->rdev_minor == 1)
         return 0;
-    rc = dbfs_xl_get(c, a->ino, &l);
+    rc = dbfs_xl_get_stored(c, a->ino, &l);
     if (rc == 0 && !l.preserves)
         rc = dbfs_xl_map(c, &l, a);
     dbfs_xl_free(&l);
@@ -368,19 +385,11 @@ int dbfs_xf_link_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_attr *a, uint64_
 {
     const uint32_t cs = c->fs->info.chunk_size;
     uint64_t size, n, first, last;
-    bool flushed = false;
     dbfs_xl l;
-    int rc = dbfs_xl_get(c, a->ino, &l);
+    int rc = dbfs_xl_get_stored(c, a->ino, &l);
 
     *nread = 0;
     *eof = false;
-    /* The base's buffered writes first (they may move its size). */
-    if (rc == 0 && dbfs_wb_flush(c, l.base.ino, NULL, NULL, &flushed) == -EAGAIN)
-        rc = -EAGAIN;
-    if (rc == 0 && flushed) {
-        dbfs_xl_free(&l);
-        rc = dbfs_xl_get(c, a->ino, &l);
-    }
     if (rc == 0 && !l.preserves)
         rc = dbfs_xl_map(c, &l, a);
     if (rc != 0)
@@ -488,7 +497,7 @@ int dbfs_xf_link_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t
     int rc = dbfs_fetch_attr(c, fh, &pre);
 
     if (rc == 0)
-        rc = dbfs_xl_get(c, fh.ino, &l);
+        rc = dbfs_xl_get_stored(c, fh.ino, &l);
     else
         return rc;
     if (rc == 0 && !l.writable)

@@ -81,6 +81,8 @@ static void tl_model_run(td_fs *t, dbfs_fh base, dbfs_fh link, int ops)
             dbfs_stable how = what < 3 ? DBFS_FILE_SYNC : DBFS_UNSTABLE;
 
             tx_fill(data, len, true);
+            g_test_message("op %d: write %s %u+%u %s", i, to_link ? "link" : "base", off, len,
+                           how == DBFS_UNSTABLE ? "unstable" : "stable");
             td_rc(dbfs_write(t->c, &root, to_link ? link : base, off, data, len, how, NULL, NULL),
                   0);
             /* (mostly left buffered: a read of the link stores them first) */
@@ -106,11 +108,21 @@ static void tl_model_run(td_fs *t, dbfs_fh base, dbfs_fh link, int ops)
                 tl_inc(model + off, want, expect);
             else
                 memcpy(want, model + off, expect);
+            if (memcmp(buf, want, n) != 0) {
+                uint32_t k = 0;
+
+                while (buf[k] == want[k])
+                    k++;
+                g_test_message("op %d: read of the %s at %u (%u bytes): byte %u is %u, want %u", i,
+                               to_link ? "link" : "base", off, n, k, buf[k], want[k]);
+            }
             g_assert_cmpmem(buf, n, want, expect);
         } else {
             dbfs_sattr sa = {.set = DBFS_SET_SIZE};
 
             sa.size = (uint64_t)g_random_int_range(0, TX_MAX);
+            g_test_message("op %d: truncate %s to %llu", i, to_link ? "link" : "base",
+                           (unsigned long long)sa.size);
             td_rc(dbfs_setattr(t->c, &root, to_link ? link : base, &sa, NULL, NULL), 0);
             if (sa.size > size)
                 memset(model + size, 0, sa.size - size);
