@@ -107,7 +107,7 @@ struct dbfs {
      * and new files whose chain is not known yet, with their directory. */
     _Atomic uint64_t xf_dir[DBFS_XF_SEEN_SLOTS], xf_dir_chain[DBFS_XF_SEEN_SLOTS];
     _Atomic uint64_t xf_new[DBFS_XF_SEEN_SLOTS], xf_new_dir[DBFS_XF_SEEN_SLOTS];
-    GMutex xl_lock;                                     /* the links met */
+    GMutex xl_lock; /* the links met */
     dbfs_xl_slot xl[DBFS_XL_SLOTS];
     /* This frontend among others (dbfs_coh.c); NULL: not registered. */
     dbfs_coh *coh;
