@@ -342,8 +342,8 @@ static int64_t dbfs_xf_threshold(const dbfs *fs)
     }
 }
 
-/* The stored bytes one statement of step 2 carries at most (but always a
- * chunk): PostgreSQL takes one message of megabytes far more slowly than
+/* The plain bytes of the chunks one statement of step 2 carries (at least
+ * a chunk): PostgreSQL takes one message of megabytes far more slowly than
  * several of one (bench/results/xform-e2e.md). */
 #define DBFS_XF_STMT_BYTES (1u << 20)
 
@@ -422,10 +422,13 @@ static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
     if (!op->a_chunks || !op->a_vals)
         return -ENOMEM;
     do {
-        size_t to = from, bytes = 0;
+        /* (plain bytes: a statement of whole chunks is one chunk's header
+         * or so past the bound, not a chunk short of it) */
+        const size_t per = DBFS_XF_STMT_BYTES / c->fs->info.chunk_size;
+        size_t to = from + (per ? per : 1);
 
-        while (to < op->nck && (to == from || bytes + op->ck[to].stored_len <= DBFS_XF_STMT_BYTES))
-            bytes += op->ck[to++].stored_len;
+        if (to > op->nck)
+            to = op->nck;
         rc = dbfs_xf_queue_write(c, op, from, to);
         queued += rc == 0;
         from = to;
