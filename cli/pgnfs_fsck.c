@@ -33,6 +33,7 @@
 
 #include <glib.h>
 
+#include "dbfs_xform.h"
 #include "pgnfs_cmd.h"
 
 enum {

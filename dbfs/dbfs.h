@@ -110,6 +110,18 @@ typedef struct {
     uint32_t snap;   /* 0 live, else the snapshot it was read in (dbfs_snap.h) */
 } dbfs_attr;
 
+/* A transformation link (dbfs_xform.h) is a regular file with this
+ * rdev_major (no other regular file has a device number); rdev_minor is 1
+ * when its size is current. Its attributes follow its base's: dbfs never
+ * caches them. */
+#define DBFS_XLINK_RDEV 0x50584Cu
+
+/* dbfs_attr_is_xlink -- is a a transformation link? */
+static inline bool dbfs_attr_is_xlink(const dbfs_attr *a)
+{
+    return a->type == DBFS_REG && a->rdev_major == DBFS_XLINK_RDEV;
+}
+
 /* Attributes that may be missing (NFS post_op_attr). */
 typedef struct {
     bool valid;
@@ -565,51 +577,7 @@ typedef struct {
 int dbfs_admin_du(dbfs_admin *a, uint64_t start, unsigned maxdepth,
                   int (*cb)(const dbfs_du_entry *e, void *arg), void *arg);
 
-/* --- transformation chains (dbfs_xf_admin.c) ---------------------------- */
-
-/*
- * dbfs_xform_set -- make `chain` (xform/xf.h text; "none" clears) the
- * chain of PATH: a directory's is the one its new files and directories
- * take; a file that holds data has every chunk rewritten under the new
- * chain in one transaction (wholly old or wholly new after a crash).
- * Works beside a running server. Returns 0, or a negative errno with msg
- * (msglen bytes) saying what was refused and why: -EINVAL (the chain's
- * text, or PATH is neither file nor directory), -ENOENT, -ENOKEY,
- * -ELIBBAD, -EACCES, -EIO (a chunk that does not decode), or a database
- * error.
- */
-int dbfs_xform_set(dbfs *fs, const char *path, const char *chain, char *msg, size_t msglen);
-
-/*
- * dbfs_xform_apply -- rewrite every regular file beneath directory PATH
- * whose chain is not its directory's under its directory's chain, one
- * transaction per file (each file wholly old or wholly new after a crash;
- * running it again goes on where it stopped). A line per file to
- * progress (may be NULL); *done counts the files rewritten. Stops at the
- * first file that fails (its line says why). Returns 0, -ENOENT,
- * -ENOTDIR, -EIO, or as dbfs_xform_set.
- */
-int dbfs_xform_apply(dbfs *fs, const char *path, void (*progress)(const char *line, void *arg),
-                     void *arg, uint64_t *done);
-
-/* dbfs_xform_show -- the chain of PATH as text ("none" for none) in *text
- * (g_free it). Returns 0, -ENOENT, -ENOTDIR, or a database error. */
-int dbfs_xform_show(dbfs *fs, const char *path, char **text);
-
-/* A guarded chunk that fails its check (dbfs_xform_check). */
-typedef struct {
-    uint64_t ino, chunk;
-    char detail[400];
-} dbfs_xform_problem;
-
-/*
- * dbfs_xform_check -- every guarded file's chain is recorded and makes,
- * and every chunk of it decodes (every check of its chain: digests, tags,
- * lengths) and holds no byte past the size: each problem to cb, their
- * number in *problems. Reads only. Returns 0 or a database error.
- */
-int dbfs_xform_check(dbfs *fs, void (*cb)(const dbfs_xform_problem *p, void *arg), void *arg,
-                     uint64_t *problems);
+/* --- transformation chains and links: dbfs_xform.h ---------------------- */
 
 /* --- cache statistics (dbfs_cache.c) ------------------------------------ */
 

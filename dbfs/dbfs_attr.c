@@ -41,9 +41,15 @@
  */
 int dbfs_getattr(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out)
 {
+    int rc;
+
     if (fh.snap != 0)
         return dbfs_sn_getattr(c, fh, out);
-    return dbfs_wb_attr(c, fh, out);
+    rc = dbfs_wb_attr(c, fh, out);
+    /* A transformation link's size, when it must be computed first. */
+    if (rc == 0 && dbfs_attr_is_xlink(out))
+        rc = dbfs_xf_link_size(c, out);
+    return rc;
 }
 
 /*
@@ -110,12 +116,12 @@ static int dbfs_setattr_once(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, co
     return rc;
 }
 
-/* dbfs_setattr -- see dbfs_setattr_once. A truncation of a guarded file
- * that cuts a chunk is refused by the database (its stored bytes are
+/* SETATTR of a file (see dbfs_setattr_once). A truncation of a guarded
+ * file that cuts a chunk is refused by the database (its stored bytes are
  * transformed): the server cuts that chunk first (dbfs_xf_cut), then the
  * truncation runs again. */
-int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sattr *sa,
-                 const int64_t *guard_ctime_ns, dbfs_wcc *wcc)
+static int dbfs_setattr_file(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sattr *sa,
+                             const int64_t *guard_ctime_ns, dbfs_wcc *wcc)
 {
     int rc = dbfs_setattr_once(c, cred, fh, sa, guard_ctime_ns, wcc);
 
@@ -124,6 +130,45 @@ int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sat
         if (rc == 0)
             rc = dbfs_setattr_once(c, cred, fh, sa, guard_ctime_ns, wcc);
     }
+    return rc;
+}
+
+/* A new size of a transformation link is its base's (refused by the
+ * database as PN067): the base's size is set (a writable link only, as
+ * the caller), then the other attributes the call sets, on the link. */
+static int dbfs_setattr_link(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sattr *sa,
+                             const int64_t *guard_ctime_ns, dbfs_wcc *wcc)
+{
+    dbfs_sattr rest = *sa, size = {.set = DBFS_SET_SIZE, .size = sa->size};
+    dbfs_attr pre, post;
+    dbfs_fh base;
+    int rc = dbfs_fetch_attr(c, fh, &pre);
+
+    if (rc == 0 && guard_ctime_ns && pre.ctime_ns != *guard_ctime_ns)
+        rc = -EBADMSG; /* NOT_SYNC, as pgnfs_setattr answers a guard */
+    if (rc == 0)
+        rc = dbfs_xf_link_base(c, fh.ino, &base);
+    if (rc == 0)
+        rc = dbfs_setattr_file(c, cred, base, &size, NULL, NULL);
+    rest.set &= ~(uint32_t)DBFS_SET_SIZE;
+    if (rc == 0 && rest.set != 0)
+        rc = dbfs_setattr_once(c, cred, fh, &rest, NULL, NULL);
+    if (rc == 0)
+        rc = dbfs_fetch_attr(c, fh, &post);
+    if (rc == 0)
+        dbfs_wcc_of(wcc, &pre, &post);
+    return rc;
+}
+
+/* dbfs_setattr -- see dbfs_setattr_file; a transformation link's size is
+ * its base's (dbfs_setattr_link). */
+int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sattr *sa,
+                 const int64_t *guard_ctime_ns, dbfs_wcc *wcc)
+{
+    int rc = dbfs_setattr_file(c, cred, fh, sa, guard_ctime_ns, wcc);
+
+    if (rc == DBFS_XF_ELINK && (sa->set & DBFS_SET_SIZE))
+        rc = dbfs_setattr_link(c, cred, fh, sa, guard_ctime_ns, wcc);
     return rc;
 }
 

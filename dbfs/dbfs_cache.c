@@ -233,6 +233,12 @@ void dbfs_cache_put_attr(dbfs_cache_op *op, const dbfs_attr *a)
 {
     if (!op->cache || !op->cache->stat)
         return;
+    if (dbfs_attr_is_xlink(a)) {
+        /* A transformation link's attributes follow its base's: never kept. */
+        if (op->mut)
+            cache_stat_forget(op->cache->stat, a->ino);
+        return;
+    }
     if (op->mut && dbfs_cache_in(a->ino, op->inos, op->ninos))
         cache_stat_store(op->cache->stat, &op->st_mut, dbfs_cache_id(a), a);
     else
@@ -277,7 +283,7 @@ void dbfs_cache_put_name(dbfs_cache_op *op, uint64_t dir, const char *name, cons
  */
 void dbfs_cache_put_new(dbfs_cache_op *op, const dbfs_attr *a)
 {
-    if (op->cache && op->cache->stat)
+    if (op->cache && op->cache->stat && !dbfs_attr_is_xlink(a))
         cache_stat_fill(op->cache->stat, op->st_ticket, dbfs_cache_id(a), a);
 }
 
@@ -289,7 +295,7 @@ void dbfs_cache_victim(dbfs_cache_op *op, const dbfs_attr *a, bool gone)
 {
     if (!op->cache || !op->cache->stat)
         return;
-    if (!gone && op->mut && dbfs_cache_in(a->ino, op->inos, op->ninos))
+    if (!gone && op->mut && dbfs_cache_in(a->ino, op->inos, op->ninos) && !dbfs_attr_is_xlink(a))
         cache_stat_store(op->cache->stat, &op->st_mut, dbfs_cache_id(a), a);
     else
         cache_stat_victim(op->cache->stat, a->ino, a->gen, gone);
@@ -360,7 +366,7 @@ void dbfs_cache_file_begin(dbfs *fs, dbfs_fh fh, dbfs_cache_op *op)
 void dbfs_cache_file_end(dbfs_cache_op *op, int rc, const dbfs_attr *post)
 {
     if (op->cache && op->cache->stat && op->ninos == 1) {
-        if (rc == 0 && post && post->ino == op->inos[0])
+        if (rc == 0 && post && post->ino == op->inos[0] && !dbfs_attr_is_xlink(post))
             cache_stat_store(op->cache->stat, &op->st_mut, dbfs_cache_id(post), post);
         else
             cache_stat_forget(op->cache->stat, op->inos[0]);

@@ -365,6 +365,8 @@ int dbfs_data_write_sync(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64
     rc = dbfs_data_store(c, fh, &w, 1, &pre, &post);
     if (rc == 0)
         dbfs_wcc_of(wcc, &pre, &post);
+    else if (rc == DBFS_XF_ELINK)
+        rc = dbfs_xf_link_write(c, cred, fh, off, data, len, wcc);
 out:
     free(buf);
     free(pieces);

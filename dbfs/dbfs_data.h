@@ -73,4 +73,15 @@ int dbfs_data_write_sync(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64
 /* Did a store run out of space lately (see dbfs_data_store)? Cannot fail. */
 bool dbfs_data_space_short(const dbfs *fs);
 
+/* --- reading (dbfs_read.c) ---------------------------------------------- */
+
+/*
+ * dbfs_read_plain -- dbfs_read without the path of transformation links:
+ * a link answers DBFS_XF_ELINK (dbfs_xf.h) with *attr filled (its
+ * attributes, as the READ's round trip read them). For dbfs_read and the
+ * link's path, which reads the base with it.
+ */
+int dbfs_read_plain(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, uint32_t count,
+                    void *buf, uint32_t *nread, bool *eof, dbfs_attr_opt *attr);
+
 #endif /* PGNFS_DBFS_DATA_H */

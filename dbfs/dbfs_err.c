@@ -112,7 +112,7 @@ static const struct {
 } dbfs_err_linux[] = {
     {1, EPERM},      {2, ENOENT},   {5, EIO},      {13, EACCES}, {17, EEXIST},  {20, ENOTDIR},
     {21, EISDIR},    {22, EINVAL},  {27, EFBIG},   {28, ENOSPC}, {31, EMLINK},  {36, ENAMETOOLONG},
-    {39, ENOTEMPTY}, {74, EBADMSG}, {116, ESTALE}, {77, EBADFD}, {78, EREMCHG},
+    {39, ENOTEMPTY}, {74, EBADMSG}, {116, ESTALE}, {77, EBADFD}, {78, EREMCHG}, {67, ENOLINK},
 };
 
 /* dbfs_errno_from_linux -- see dbfs_err.h. */

@@ -66,6 +66,15 @@ typedef struct {
 /* Slots of dbfs.xf_seen. */
 #define DBFS_XF_SEEN_SLOTS 1024
 
+/* A transformation link met (dbfs_xf_link.c): its base and chain never
+ * change, so what a READ learns of it is kept (by inode hash). */
+#define DBFS_XL_SLOTS 256
+typedef struct {
+    uint64_t ino; /* 0: empty */
+    uint64_t base, chain;
+    bool preserves, writable;
+} dbfs_xl_slot;
+
 struct dbfs {
     char *conninfo;
     bool relatime;
@@ -94,6 +103,12 @@ struct dbfs {
     struct xf_env *xf;
     _Atomic uint64_t xf_seen[DBFS_XF_SEEN_SLOTS];
     _Atomic uint64_t xf_seen_chain[DBFS_XF_SEEN_SLOTS]; /* its chain id */
+    /* Directories whose new files were last seen with a chain (dbfs_xf_hint),
+     * and new files whose chain is not known yet, with their directory. */
+    _Atomic uint64_t xf_dir[DBFS_XF_SEEN_SLOTS], xf_dir_chain[DBFS_XF_SEEN_SLOTS];
+    _Atomic uint64_t xf_new[DBFS_XF_SEEN_SLOTS], xf_new_dir[DBFS_XF_SEEN_SLOTS];
+    GMutex xl_lock; /* the links met */
+    dbfs_xl_slot xl[DBFS_XL_SLOTS];
     /* This frontend among others (dbfs_coh.c); NULL: not registered. */
     dbfs_coh *coh;
     /* Shared coherence: may a cache lookup answer now (it waits for the

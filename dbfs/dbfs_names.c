@@ -30,6 +30,7 @@
 #include "dbfs_snap_int.h"
 #include "dbfs_space.h"
 #include "dbfs_wb.h"
+#include "dbfs_xf.h"
 
 /* The mode of a new file when the caller sets none (a symbolic link's is
  * always DBFS_MODE_LINK). */
@@ -164,6 +165,9 @@ int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *na
         rc = dbfs_lookup_answer(c, cred, &op, dir, name, id, r, obj, dir_attr);
     dbfs_cache_end(&op);
     PQclear(r);
+    /* A transformation link's size, when it must be computed first. */
+    if (rc == 0 && obj && dbfs_attr_is_xlink(obj))
+        rc = dbfs_xf_link_size(c, obj);
     return rc;
 }
 
@@ -268,6 +272,7 @@ static int dbfs_make(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const cha
     } else if (f.status == 0 && f.have[DBFS_ROLE_OBJ]) {
         dbfs_cache_put_new(&op, &f.attr[DBFS_ROLE_OBJ]);
         dbfs_cache_put_name(&op, dir.ino, name, &f.attr[DBFS_ROLE_OBJ]);
+        dbfs_xf_hint(c->fs, dir.ino, &f.attr[DBFS_ROLE_OBJ]);
     }
     dbfs_cache_end(&op);
     dbfs_wcc_from(dir_wcc, &f, DBFS_ROLE_PRE, DBFS_ROLE_POST);

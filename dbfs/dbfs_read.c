@@ -42,6 +42,7 @@
 #include "cache_chunk.h"
 #include "dbfs_cache.h"
 #include "dbfs_codec.h"
+#include "dbfs_data.h"
 #include "dbfs_perm.h"
 #include "dbfs_small.h"
 #include "dbfs_snap_int.h"
@@ -546,6 +547,8 @@ static int dbfs_rd_run(dbfs_rd *rd)
         return rc;
     dbfs_rd_cache_begin(rd, &op);
     rc = dbfs_rd_fetch(rd);
+    if (rc == 0 && dbfs_attr_is_xlink(&rd->a))
+        rc = DBFS_XF_ELINK; /* the link's path reads it (dbfs_xf_link.c) */
     if (rc == 0 && dbfs_rd_widen(rd))
         rc = dbfs_rd_fetch(rd);
     if (rc == 0) {
@@ -560,18 +563,9 @@ static int dbfs_rd_run(dbfs_rd *rd)
     return rc;
 }
 
-/*
- * dbfs_read -- see dbfs.h. Bytes past the end are not returned; holes and
- * the parts of chunks never written read as zeros. The owner, a caller
- * the mode lets read, and one it lets execute may read
- * (dbfs_perm_may_io). Errors: -ESTALE, -EISDIR (a directory), -EINVAL
- * (another non-regular file), -EACCES (none of those), -ENOMEM, -EAGAIN,
- * -EIO. *attr is
- * filled whenever the file was read. At most one round trip (none when the
- * caches hold everything; two when cached chunks turn out stale).
- */
-int dbfs_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, uint32_t count,
-              void *buf, uint32_t *nread, bool *eof, dbfs_attr_opt *attr)
+/* dbfs_read_plain -- see dbfs_data.h. */
+int dbfs_read_plain(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, uint32_t count,
+                    void *buf, uint32_t *nread, bool *eof, dbfs_attr_opt *attr)
 {
     dbfs_rd rd;
     int rc;
@@ -601,5 +595,38 @@ int dbfs_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, uin
     PQclear(rd.r);
     free(rd.tmp);
     free(rd.ck);
+    return rc;
+}
+
+/*
+ * dbfs_read -- see dbfs.h. Bytes past the end are not returned; holes and
+ * the parts of chunks never written read as zeros. The owner, a caller
+ * the mode lets read, and one it lets execute may read
+ * (dbfs_perm_may_io). Errors: -ESTALE, -EISDIR (a directory), -EINVAL
+ * (another non-regular file), -EACCES (none of those), -ENOMEM, -EAGAIN,
+ * -EIO. *attr is
+ * filled whenever the file was read. At most one round trip (none when the
+ * caches hold everything; two when cached chunks turn out stale).
+ */
+int dbfs_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, uint32_t count,
+              void *buf, uint32_t *nread, bool *eof, dbfs_attr_opt *attr)
+{
+    dbfs_attr_opt a = {0};
+    dbfs_xl_slot known;
+    int rc;
+
+    /* A transformation link read before: one round trip. */
+    if (dbfs_xf_link_known(c->fs, fh.ino, &known) && known.preserves) {
+        rc = dbfs_xf_link_read_known(c, cred, fh, &known, off, count, buf, nread, eof, &a.attr);
+        a.valid = rc == 0 || rc == -EACCES;
+        if (attr)
+            *attr = a;
+        return rc;
+    }
+    rc = dbfs_read_plain(c, cred, fh, off, count, buf, nread, eof, &a);
+    if (rc == DBFS_XF_ELINK)
+        rc = a.valid ? dbfs_xf_link_read(c, cred, &a.attr, off, count, buf, nread, eof) : -EIO;
+    if (attr)
+        *attr = a;
     return rc;
 }

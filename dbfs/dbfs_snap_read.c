@@ -97,12 +97,20 @@ int dbfs_sn_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, 
     dbfs_get_attr(r, 0, 0, &a);
     a.snap = fh.snap;
     dbfs_attr_opt_set(attr, &a);
-    if (a.type == DBFS_DIR)
+    if (dbfs_attr_is_xlink(&a)) {
+        /* A link's bytes are its base's through a chain, and which base
+         * and chain a link had is not kept: read the base instead. */
+        g_message("snapshot read: file %" PRIu64 " is a transformation link, which a snapshot "
+                  "does not present; read its base",
+                  fh.ino);
+        rc = -EOPNOTSUPP;
+    } else if (a.type == DBFS_DIR) {
         rc = -EISDIR;
-    else if (a.type != DBFS_REG)
+    } else if (a.type != DBFS_REG) {
         rc = -EINVAL;
-    else if (!dbfs_perm_may_io(&a, cred, DBFS_MAY_READ))
+    } else if (!dbfs_perm_may_io(&a, cred, DBFS_MAY_READ)) {
         rc = -EACCES;
+    }
     if (rc != 0)
         goto out;
     n = off >= a.size ? 0 : (a.size - off < count ? a.size - off : count);

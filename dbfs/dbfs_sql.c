@@ -40,6 +40,12 @@ _Static_assert(DBFS_ROOT_INO == 1 && DBFS_REG == 1 && DBFS_DIR == 2 && DBFS_MAY_
 /* A snapshot read's condition: snapshot $k is still there. */
 #define DBFS_SQL_SNAP_LIVE(k)                                                                      \
     " AND EXISTS (SELECT 1 FROM pgnfs_snapshots s WHERE s.id = $" k "::int8)"
+/* A chunk's stored value (p.data) as the server reads it: through the
+ * inverses of its chain's in-database stages when it has some
+ * (26_xform_sql.sql); for any other file the value itself. */
+#define DBFS_SQL_XF_FETCH(p)                                                                       \
+    " CASE WHEN f.chain_sql THEN pgnfs_xf_sql_apply(f.chain, false, f.inode, " p ".chunk, " p      \
+    ".data) ELSE " p ".data END"
 
 #define DBFS_CRED_ARGS(a, b, c) "$" #a "::int8, $" #b "::int8, $" #c "::int8[]"
 
@@ -162,12 +168,12 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                         "              ELSE c.reltuples::int8 END"
                                         "    FROM pg_class c WHERE c.oid = 'fileatt'::regclass)"},
     [DBFS_ST_SINGLE_READ] = {"pgnfs_single_read",
-                             "SELECT " DBFS_ATTR_COLS(
-                                 "f.") ", a.chunk, a.data, f.chain FROM fileatt f"
-                                       " LEFT JOIN allfiles a ON a.inode = f.inode"
-                                       " AND a.chunk BETWEEN $3::int8 AND $4::int8"
-                                       " WHERE f.inode = $1::int8 AND f.generation = $2::int4"
-                                       " ORDER BY a.chunk"},
+                             "SELECT " DBFS_ATTR_COLS("f.") ", a.chunk," DBFS_SQL_XF_FETCH(
+                                 "a") ", f.chain FROM fileatt f"
+                                      " LEFT JOIN allfiles a ON a.inode = f.inode"
+                                      " AND a.chunk BETWEEN $3::int8 AND $4::int8"
+                                      " WHERE f.inode = $1::int8 AND f.generation = $2::int4"
+                                      " ORDER BY a.chunk"},
     [DBFS_ST_SINGLE_WRITE_FULL] = {"pgnfs_single_write_full",
                                    "INSERT INTO allfiles (inode, chunk, data)"
                                    " VALUES ($1::int8, $2::int8, $3::bytea)"
@@ -205,13 +211,12 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                        true},
     /* The read of the layouts with tables of their own (store.h queue_read):
      * the attributes and chunks $3 .. $4, wherever the file's data lives. */
-    [DBFS_ST_TAB_READ] =
-        {"pgnfs_tab_read",
-         "SELECT " DBFS_ATTR_COLS(
-             "f.") ", d.chunk, d.data, f.chain FROM fileatt f"
-                   " LEFT JOIN LATERAL pgnfs_data_read(f.inode, $3::int8, $4::int8)"
-                   " d ON true WHERE f.inode = $1::int8 AND f.generation = $2::int4"
-                   " ORDER BY d.chunk"},
+    [DBFS_ST_TAB_READ] = {"pgnfs_tab_read",
+                          "SELECT " DBFS_ATTR_COLS("f.") ", d.chunk," DBFS_SQL_XF_FETCH(
+                              "d") ", f.chain FROM fileatt f"
+                                   " LEFT JOIN LATERAL pgnfs_data_read(f.inode, $3::int8, $4::int8)"
+                                   " d ON true WHERE f.inode = $1::int8 AND f.generation = $2::int4"
+                                   " ORDER BY d.chunk"},
 
     /* File locks (85_lock.sql; dbfs_lock.c). Ranges are $lo int8, $hi int8
      * (NULL: to the end); addresses numeric text. Every function returns
@@ -295,13 +300,18 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                             " JOIN LATERAL pgnfs_snap_attr($4::int8, n.inode) f"
                                             " ON true WHERE n.cookie > $2::int8"
                                             " ORDER BY n.cookie LIMIT $3::int8"},
-    [DBFS_ST_SNAP_READ] = {"pgnfs_snap_read",
-                           "SELECT " DBFS_ATTR_COLS(
-                               "a.") ", d.chunk, d.data, a.chain FROM pgnfs_snap_attr($5::int8,"
-                                     " $1::int8) a LEFT JOIN LATERAL pgnfs_snap_data($5::int8,"
-                                     " a.inode, $3::int8, $4::int8) d ON true"
-                                     " WHERE a.generation = $2::int4" DBFS_SQL_SNAP_LIVE(
-                                         "5") " ORDER BY d.chunk"},
+    [DBFS_ST_SNAP_READ] =
+        {"pgnfs_snap_read",
+         "SELECT " DBFS_ATTR_COLS(
+             "a.") ", d.chunk,"
+                   /* in-database stages' inverses, as DBFS_SQL_XF_FETCH */
+                   " CASE WHEN a.chain IS NOT NULL AND pgnfs_xf_chain_sql(a.chain)"
+                   " THEN pgnfs_xf_sql_apply(a.chain, false, a.inode, d.chunk,"
+                   " d.data) ELSE d.data END,"
+                   " a.chain FROM pgnfs_snap_attr($5::int8,"
+                   " $1::int8) a LEFT JOIN LATERAL pgnfs_snap_data($5::int8,"
+                   " a.inode, $3::int8, $4::int8) d ON true"
+                   " WHERE a.generation = $2::int4" DBFS_SQL_SNAP_LIVE("5") " ORDER BY d.chunk"},
     /* The directory of snapshots: the export's live root, how many
      * snapshots, the newest's id and time (microseconds). */
     [DBFS_ST_SNAP_DIR] = {"pgnfs_snap_dir",
@@ -342,6 +352,46 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                               3, 4, 5) ", $6::int8, $7::int8, $8::int8[], $9::bytea[],"
                                        " $10::int8, $11::int8, $12::bool, $13::int8)",
                           true},
+
+    /* A transformation link: its base (generation NULL: gone), chain,
+     * whether writable and length-preserving, chunk map as of the base's
+     * ctime, the base's ctime and size (27_xform_link.sql). */
+    [DBFS_ST_XF_LINK_GET] = {"pgnfs_xf_link_get",
+                             "SELECT k.base, b.generation, k.chain, k.writable, k.preserves,"
+                             " k.map, k.map_ctime, b.ctime, b.size FROM pgnfs_xform_link k"
+                             " LEFT JOIN fileatt b ON b.inode = k.base WHERE k.inode = $1::int8"},
+    /* A READ of a link met before (dbfs_xf_link.c), one round trip: the
+     * link's attributes, the base's chunks $3 .. $4 as the plain read
+     * statements give them, the base's chain, generation (NULL: gone),
+     * mode, uid, gid and size. */
+    [DBFS_ST_XF_LINK_READ] =
+        {"pgnfs_xf_link_read",
+         "SELECT " DBFS_ATTR_COLS(
+             "l.") ", d.chunk,"
+                   " CASE WHEN b.chain_sql THEN pgnfs_xf_sql_apply(b.chain, false, b.inode, "
+                   "d.chunk,"
+                   " d.data) ELSE d.data END, b.chain, b.generation, b.mode, b.uid, b.gid, b.size"
+                   " FROM fileatt l JOIN pgnfs_xform_link k ON k.inode = l.inode"
+                   " LEFT JOIN fileatt b ON b.inode = k.base"
+                   " LEFT JOIN LATERAL pgnfs_data_read(b.inode, $3::int8, $4::int8) d ON true"
+                   " WHERE l.inode = $1::int8 AND l.generation = $2::int4 ORDER BY d.chunk"},
+    /* The same for the single layout: the base's chunks from allfiles. */
+    [DBFS_ST_XF_LINK_READ_SINGLE] =
+        {"pgnfs_xf_link_read_single",
+         "SELECT " DBFS_ATTR_COLS(
+             "l.") ", a.chunk,"
+                   " CASE WHEN b.chain_sql THEN pgnfs_xf_sql_apply(b.chain, false, b.inode, "
+                   "a.chunk,"
+                   " a.data) ELSE a.data END, b.chain, b.generation, b.mode, b.uid, b.gid, b.size"
+                   " FROM fileatt l JOIN pgnfs_xform_link k ON k.inode = l.inode"
+                   " LEFT JOIN fileatt b ON b.inode = k.base"
+                   " LEFT JOIN allfiles a ON a.inode = b.inode AND a.chunk BETWEEN $3::int8 AND "
+                   "$4::int8"
+                   " WHERE l.inode = $1::int8 AND l.generation = $2::int4 ORDER BY a.chunk"},
+    [DBFS_ST_XF_LINK_MAP] = {"pgnfs_xf_link_map",
+                             "SELECT * FROM pgnfs_xf_link_map($1::int8, $2::bytea, $3::int8,"
+                             " $4::int8, $5::int8)",
+                             true},
 
     /* mkfs and open. */
     [DBFS_ST_ADM_LOCK] = {"pgnfs_adm_lock", "SELECT pg_advisory_xact_lock($1::int8)"},
@@ -508,13 +558,27 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                             " LEFT JOIN pgnfs_xform_chain c ON c.id = f.chain"
                                             " WHERE f.chain <> 0 ORDER BY f.inode"},
     [DBFS_ST_XF_CHUNKS] = {"pgnfs_xf_chunks",
-                           "SELECT d.chunk, d.data"
-                           " FROM pgnfs_data_read($1::int8, 0, 9223372036854775807) d"},
+                           "SELECT d.chunk," DBFS_SQL_XF_FETCH(
+                               "d") " FROM fileatt f,"
+                                    " pgnfs_data_read(f.inode, 0, 9223372036854775807) d"
+                                    " WHERE f.inode = $1::int8"},
     [DBFS_ST_XF_LOCK] = {"pgnfs_xf_lock", "SELECT coalesce(chain, 0)::int8, type, used FROM fileatt"
                                           " WHERE inode = $1::int8 FOR UPDATE"},
     [DBFS_ST_XF_RECHAIN] = {"pgnfs_xf_rechain",
                             "SELECT pgnfs_xf_rechain($1::int8, $2::int8, $3::text,"
                             " $4::int8[], $5::bytea[])"},
+    /* pgnfs xform link; the links for pgnfs xform list --links, fsck. */
+    [DBFS_ST_XF_LINK_MAKE] = {"pgnfs_xf_link_make",
+                              "SELECT pgnfs_xf_link($1::int8, $2::int8, $3::bytea, $4::int8,"
+                              " $5::text, $6::bool, $7::bool, $8::int8)"},
+    [DBFS_ST_XF_LINKS] = {"pgnfs_xf_links",
+                          "SELECT k.inode, k.base, c.text, k.writable, k.preserves,"
+                          " pgnfs.path(k.inode),"
+                          " CASE WHEN b.inode IS NULL THEN NULL ELSE pgnfs.path(k.base) END"
+                          " FROM pgnfs_xform_link k JOIN pgnfs_xform_chain c ON c.id = k.chain"
+                          " LEFT JOIN fileatt b ON b.inode = k.base ORDER BY k.inode"},
+    /* Why a chain's in-database stages cannot be used, or NULL. */
+    [DBFS_ST_XF_SQL_PROBLEM] = {"pgnfs_xf_sql_problem", "SELECT pgnfs_xf_sql_problem($1::text)"},
     /* pgnfs xform apply: the regular files beneath directory $1 whose
      * chain is not their directory's, with that chain (id, text). */
     [DBFS_ST_XF_STRAYS] = {"pgnfs_xf_strays",
@@ -525,6 +589,7 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                            " coalesce(c.text, 'none'), n.name"
                            " FROM d JOIN naming n ON n.parent = d.inode"
                            " JOIN fileatt f ON f.inode = n.inode AND f.type = " DBFS_SQL_T_REG
+                           " AND f.rdev_major <> 5265484" /* no link (27_xform_link.sql) */
                            " JOIN fileatt p ON p.inode = n.parent"
                            " LEFT JOIN pgnfs_xform_chain c ON c.id = p.chain"
                            " WHERE coalesce(f.chain, 0) <> coalesce(p.chain, 0)"
@@ -640,8 +705,8 @@ const char dbfs_sql_drop_all[] =
     "DROP TABLE IF EXISTS allfiles, naming, fileatt, pgnfs_fs CASCADE;\n"
     /* The per-file tables of the inversion and hybrid layouts. */
     "DROP TABLE IF EXISTS pgnfs_filetab;\n"
-    /* Transformation chains (004_xform.sql). */
-    "DROP TABLE IF EXISTS pgnfs_xform_chain, pgnfs_xform_epoch;\n"
+    /* Transformation chains and links (004_xform.sql, 009_xform_links.sql). */
+    "DROP TABLE IF EXISTS pgnfs_xform_link, pgnfs_xform_chain, pgnfs_xform_epoch;\n"
     /* Snapshots (008_snapshots.sql); their kept per-file tables below. */
     "DROP TABLE IF EXISTS pgnfs_snap_state, pgnfs_snapshots, pgnfs_snap_fileatt,"
     " pgnfs_snap_naming, pgnfs_snap_chunks, pgnfs_snap_tab;\n"

@@ -58,6 +58,11 @@ typedef enum {
     DBFS_ST_XF_CHAIN_TEXT,
     DBFS_ST_XF_OLD,
     DBFS_ST_XF_WRITE,
+    /* transformation links (dbfs_xf_link.c) */
+    DBFS_ST_XF_LINK_GET,
+    DBFS_ST_XF_LINK_MAP,
+    DBFS_ST_XF_LINK_READ,
+    DBFS_ST_XF_LINK_READ_SINGLE,
     /* several frontends: tag the session's changes (dbfs_coh.c) */
     DBFS_ST_COH_TAG,
     /* reading snapshots (dbfs_snap.c) */
@@ -108,6 +113,9 @@ typedef enum {
     DBFS_ST_XF_LOCK,
     DBFS_ST_XF_RECHAIN,
     DBFS_ST_XF_STRAYS,
+    DBFS_ST_XF_SQL_PROBLEM,
+    DBFS_ST_XF_LINK_MAKE,
+    DBFS_ST_XF_LINKS,
     /* several frontends (dbfs_front.c, dbfs_coh.c) */
     DBFS_ST_FRONT_LIVE,
     DBFS_ST_FRONT_INSERT,

@@ -371,6 +371,8 @@ int dbfs_wb_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off,
     rc = dbfs_wb_check(c, cred, fh, &a);
     if (rc != 0)
         return rc;
+    if (dbfs_attr_is_xlink(&a))
+        return 0; /* a transformation link: its base is written at once */
     if (cred->uid != 0 && (a.mode & (DBFS_MODE_SETUID | DBFS_MODE_SETGID)))
         return 0; /* the write must clear setuid/setgid now */
     rc = dbfs_space_check(fs, dbfs_codec_enc_len(fs->info.encoding, len), cache_wb_bytes(fs->wb),

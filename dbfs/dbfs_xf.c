@@ -115,6 +115,26 @@ static int dbfs_xf_check_key(dbfs_conn *a, const dbfs_config *cfg, xf_env *env)
     return rc;
 }
 
+/* dbfs_xf_sql_problem -- see dbfs_xf.h. */
+int dbfs_xf_sql_problem(dbfs_conn *c, const xf_chain *ch, char **why)
+{
+    const char *text = xf_chain_text(ch);
+    dbfs_params p;
+    PGresult *r = NULL;
+    int rc;
+
+    *why = NULL;
+    if (xf_chain_sql_count(ch) == 0)
+        return 0;
+    dbfs_params_init(&p);
+    dbfs_param_bytes(&p, text, strlen(text));
+    rc = dbfs_exec(c, DBFS_ST_XF_SQL_PROBLEM, &p, &r);
+    if (rc == 0 && PQntuples(r) == 1 && !dbfs_get_null(r, 0, 0))
+        *why = g_strndup(PQgetvalue(r, 0, 0), (gsize)PQgetlength(r, 0, 0));
+    PQclear(r);
+    return rc;
+}
+
 /* open's transaction (dbfs_txn). */
 static int dbfs_xf_open_txn(dbfs_conn *a, void *arg)
 {
@@ -125,9 +145,18 @@ static int dbfs_xf_open_txn(dbfs_conn *a, void *arg)
         rc = dbfs_xf_check_key(a, o->cfg, o->fs->xf);
     if (rc == 0 && o->root) {
         const char *text = xf_chain_text(o->root);
+        char *why = NULL;
         dbfs_params p;
         PGresult *r;
 
+        rc = dbfs_xf_sql_problem(a, o->root, &why);
+        if (rc == 0 && why) {
+            g_critical("xform: [xform] root_chain \"%s\": %s", text, why);
+            g_free(why);
+            return -EINVAL;
+        }
+        if (rc != 0)
+            return rc;
         dbfs_params_init(&p);
         dbfs_param_i8(&p, DBFS_ROOT_INO);
         dbfs_param_i8(&p, (int64_t)xf_chain_id(o->root));
@@ -155,11 +184,6 @@ int dbfs_xf_open(dbfs *fs, const dbfs_config *cfg, dbfs_conn *a)
         if (rc != 0) {
             g_critical("xform: [xform] root_chain \"%s\": %s", cfg->xform_root_chain, xe.msg);
             return rc;
-        }
-        if (xf_chain_sql_count(o.root) > 0) {
-            g_critical("xform: [xform] root_chain \"%s\": in-database stages are not served yet",
-                       cfg->xform_root_chain);
-            return -EINVAL;
         }
     }
     rc = dbfs_txn(a, "taking a nonce epoch", dbfs_xf_open_txn, &o);
@@ -213,9 +237,6 @@ int dbfs_xf_chain_on(dbfs *fs, dbfs_conn *c, uint64_t id, const xf_chain **out)
     } else if (xf_chain_id(*out) != id) {
         g_warning("xform: chain \"%s\" has id %016" PRIx64 ", recorded as %016" PRIx64, text,
                   xf_chain_id(*out), id);
-        rc = -EIO;
-    } else if (xf_chain_sql_count(*out) > 0) {
-        g_warning("xform: chain \"%s\": in-database stages are not served yet", text);
         rc = -EIO;
     }
     g_free(text);
@@ -298,9 +319,40 @@ void dbfs_xf_note(dbfs *fs, uint64_t ino, uint64_t chain)
     if (chain != 0) {
         atomic_store_explicit(&fs->xf_seen_chain[i], chain, memory_order_relaxed);
         atomic_store_explicit(&fs->xf_seen[i], ino, memory_order_relaxed);
+        /* A new file's chain learned: its directory's next files take it. */
+        if (chain != DBFS_XF_SEEN_GUARDED &&
+            atomic_load_explicit(&fs->xf_new[i], memory_order_relaxed) == ino) {
+            const uint64_t dir = atomic_load_explicit(&fs->xf_new_dir[i], memory_order_relaxed);
+            const size_t d = dbfs_xf_slot(dir);
+
+            atomic_store_explicit(&fs->xf_new[i], 0, memory_order_relaxed);
+            atomic_store_explicit(&fs->xf_dir_chain[d], chain, memory_order_relaxed);
+            atomic_store_explicit(&fs->xf_dir[d], dir, memory_order_relaxed);
+        }
     } else if (atomic_load_explicit(&fs->xf_seen[i], memory_order_relaxed) == ino) {
         atomic_store_explicit(&fs->xf_seen[i], 0, memory_order_relaxed);
     }
+}
+
+/* dbfs_xf_hint -- see dbfs_xf.h: a regular file that is no link with
+ * rdev_minor 1 (pgnfs_xf_hint, 25_xform.sql). The slots' two words are
+ * read apart, as dbfs_xf_seen's: a race costs a wrong guess only. */
+void dbfs_xf_hint(dbfs *fs, uint64_t dir, const dbfs_attr *a)
+{
+    const size_t d = dbfs_xf_slot(dir), f = dbfs_xf_slot(a->ino);
+    uint64_t chain = 0;
+
+    if (a->type != DBFS_REG || a->rdev_major != 0 || a->rdev_minor != 1 ||
+        dbfs_xf_seen(fs, a->ino) != 0)
+        return;
+    if (atomic_load_explicit(&fs->xf_dir[d], memory_order_relaxed) == dir)
+        chain = atomic_load_explicit(&fs->xf_dir_chain[d], memory_order_relaxed);
+    /* Its first store tells the directory's chain (dbfs_xf_note). */
+    atomic_store_explicit(&fs->xf_new_dir[f], dir, memory_order_relaxed);
+    atomic_store_explicit(&fs->xf_new[f], a->ino, memory_order_relaxed);
+    atomic_store_explicit(&fs->xf_seen_chain[f], chain ? chain : DBFS_XF_SEEN_GUARDED,
+                          memory_order_relaxed);
+    atomic_store_explicit(&fs->xf_seen[f], a->ino, memory_order_relaxed);
 }
 
 /* dbfs_xf_put_be -- see dbfs_xf.h. */

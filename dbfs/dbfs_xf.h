@@ -42,6 +42,10 @@
  * (PN078): run it again. */
 #define DBFS_XF_ECHANGED (-EREMCHG)
 
+/* The database refused a plain write, or a new size, of a transformation
+ * link (PN067): the link's path serves it (dbfs_xf_link.c). */
+#define DBFS_XF_ELINK (-ENOLINK)
+
 /*
  * dbfs_xf_open -- make fs->xf from cfg's [xform] keys; on session a (in a
  * transaction of its own): take a nonce epoch, check the key's id against
@@ -51,6 +55,14 @@
  * system's), or a database error; every refusal logged with what to fix.
  */
 int dbfs_xf_open(dbfs *fs, const dbfs_config *cfg, dbfs_conn *a);
+/*
+ * dbfs_xf_sql_problem -- why chain ch's in-database stages cannot be used
+ * on the database of c (a function missing, or an inverse that does not
+ * undo its forward on probe bytes): *why (the caller's, g_free) or NULL
+ * when they can or ch has none. Returns 0 or a database error.
+ */
+int dbfs_xf_sql_problem(dbfs_conn *c, const xf_chain *ch, char **why);
+
 /* dbfs_xf_close -- free fs->xf (every connection closed first). */
 void dbfs_xf_close(dbfs *fs);
 
@@ -90,7 +102,18 @@ unsigned char *dbfs_xf_array(uint32_t elem, size_t n, const void *const *vals, c
 int dbfs_xf_decode(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, const void *v,
                    size_t vlen, const char **plain, size_t *plain_len);
 
-/* dbfs_xf_seen -- the chain id file ino was last seen guarded with, or 0.
+/* A file seen guarded whose chain is not known yet (a new file whose
+ * attributes said it is guarded: dbfs_xf_hint). */
+#define DBFS_XF_SEEN_GUARDED UINT64_MAX
+
+/* dbfs_xf_hint -- new file a (CREATE in directory dir) says it is guarded:
+ * its writes take the guarded path at once, with the chain the
+ * directory's last new file had when it is known (a guess: the store
+ * checks it). */
+void dbfs_xf_hint(dbfs *fs, uint64_t dir, const dbfs_attr *a);
+
+/* dbfs_xf_seen -- the chain id file ino was last seen guarded with
+ * (DBFS_XF_SEEN_GUARDED: its chain unknown), or 0.
  * (A guess; see NOTES.) */
 uint64_t dbfs_xf_seen(dbfs *fs, uint64_t ino);
 /* dbfs_xf_note -- remember file ino's chain (0: unguarded). */
@@ -116,5 +139,62 @@ int dbfs_xf_store(dbfs_conn *c, dbfs_fh fh, const store_write *ws, size_t n, dbf
  * dbfs_xf_store.
  */
 int dbfs_xf_cut(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t size);
+
+/* --- transformation links (dbfs_xf_link.c; 27_xform_link.sql) -------------
+ * A link is a regular file (dbfs_attr_is_xlink) whose bytes are its
+ * base's plain bytes after its chain's forward, chunk by chunk (each
+ * chunk's output without the header), and which a WRITE stores into the
+ * base through the inverse when the chain is bare (xf_traits). Every call
+ * reads what the link is in one round trip first; a link whose base is
+ * gone answers -EIO (logged). */
+
+/*
+ * dbfs_xf_link_read -- READ of link *a (its attributes, from the READ's
+ * round trip) for cred: [off, off + count) into buf, *nread bytes, *eof.
+ * Reads the base (as cred: the base's permission holds too) whole chunks
+ * at a time. For a chain that changes lengths, computes the link's size
+ * first when it is not current (*a learns it). Returns 0, -EIO, -EACCES,
+ * -EAGAIN (the base changed under the read: the client retries), -ENOMEM,
+ * or the base read's errors.
+ */
+int dbfs_xf_link_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_attr *a, uint64_t off,
+                      uint32_t count, void *buf, uint32_t *nread, bool *eof);
+
+/*
+ * dbfs_xf_link_write -- WRITE of len bytes at off to link fh for cred
+ * (whose permission on the link was checked): the base's chunks touched
+ * are read, passed forward, overlaid, passed back through the inverse and
+ * stored (one write of the base, FILE_SYNC). *wcc: the link's attributes
+ * before and after. Returns 0, -EACCES (a link that is not writable),
+ * -EIO, or the base's read or write errors.
+ */
+int dbfs_xf_link_write(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off,
+                       const void *data, uint32_t len, dbfs_wcc *wcc);
+
+/*
+ * dbfs_xf_link_size -- when link *a's size is not current (a chain that
+ * changes lengths, after its base changed), compute it (every chunk of the
+ * base through the chain), record it and put the link's new attributes in
+ * *a. Nothing to do otherwise. Returns 0 or as dbfs_xf_link_read.
+ */
+int dbfs_xf_link_size(dbfs_conn *c, dbfs_attr *a);
+
+/* dbfs_xf_link_known -- has a READ met link ino (what it is in *out)? */
+bool dbfs_xf_link_known(dbfs *fs, uint64_t ino, dbfs_xl_slot *out);
+
+/*
+ * dbfs_xf_link_read_known -- dbfs_xf_link_read of link fh, which a READ
+ * met before and whose chain preserves lengths (*known), in one round
+ * trip: *a its attributes. Returns 0, -ESTALE (the link went), -EACCES
+ * (the caller may not read the link or its base), -EIO (its base went, a
+ * chunk that does not decode; logged), -ENOMEM, or a database error.
+ */
+int dbfs_xf_link_read_known(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh,
+                            const dbfs_xl_slot *known, uint64_t off, uint32_t count, void *buf,
+                            uint32_t *nread, bool *eof, dbfs_attr *a);
+
+/* dbfs_xf_link_base -- the base of link ino, for a change of the link's
+ * size: *base. Returns 0, -EACCES (not writable), -EIO (gone). */
+int dbfs_xf_link_base(dbfs_conn *c, uint64_t ino, dbfs_fh *base);
 
 #endif /* PGNFS_DBFS_XF_H */

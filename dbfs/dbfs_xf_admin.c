@@ -26,6 +26,7 @@
 #include "dbfs_admin.h"
 #include "dbfs_codec.h"
 #include "dbfs_xf.h"
+#include "dbfs_xform.h"
 
 /* One file's rewrite (the transaction's body and its state). */
 typedef struct {
@@ -209,16 +210,24 @@ int dbfs_xform_set(dbfs *fs, const char *path, const char *chain, char *msg, siz
         g_snprintf(msg, msglen, "chain \"%s\": %s", chain, xe.msg);
         return rc;
     }
-    if (xf_chain_sql_count(ch) > 0) {
-        g_snprintf(msg, msglen, "chain \"%s\": in-database stages are not served yet", chain);
-        return -EINVAL;
-    }
     rc = dbfs_admin_open(fs->conninfo, &a);
     if (rc == 0)
         rc = dbfs_admin_resolve(a, path, &ino, &type);
     if (rc != 0) {
         g_snprintf(msg, msglen, "%s: %s", path, g_strerror(-rc));
         goto out;
+    }
+    {
+        char *why = NULL;
+
+        rc = dbfs_xf_sql_problem(a->c, ch, &why);
+        if (rc == 0 && why) {
+            g_snprintf(msg, msglen, "chain \"%s\": %s", chain, why);
+            g_free(why);
+            rc = -EINVAL;
+        }
+        if (rc != 0)
+            goto out;
     }
     if (type != DBFS_REG && type != DBFS_DIR) {
         g_snprintf(msg, msglen, "%s: only files and directories have chains", path);
@@ -315,8 +324,8 @@ int dbfs_xform_apply(dbfs *fs, const char *path, void (*progress)(const char *li
 int dbfs_xform_show(dbfs *fs, const char *path, char **text)
 {
     dbfs_admin *a = NULL;
-    dbfs_type type;
-    uint64_t ino;
+    dbfs_type type = DBFS_DIR;
+    uint64_t ino = 0;
     PGresult *r = NULL;
     dbfs_params p;
     int rc = dbfs_admin_open(fs->conninfo, &a);
@@ -336,6 +345,20 @@ int dbfs_xform_show(dbfs *fs, const char *path, char **text)
                     ? g_strdup("none")
                     : g_strndup(PQgetvalue(r, 0, 1), (gsize)PQgetlength(r, 0, 1));
     PQclear(r);
+    r = NULL;
+    /* A transformation link: what it presents. */
+    if (rc == 0 && type == DBFS_REG && dbfs_exec(a->c, DBFS_ST_XF_LINKS, NULL, &r) == 0) {
+        for (int i = 0; i < PQntuples(r); i++) {
+            if ((uint64_t)dbfs_get_i8(r, i, 0) != ino)
+                continue;
+            g_free(*text);
+            *text = g_strdup_printf("link to %.*s through %.*s%s", PQgetlength(r, i, 6),
+                                    dbfs_get_null(r, i, 6) ? "(base gone)" : PQgetvalue(r, i, 6),
+                                    PQgetlength(r, i, 2), PQgetvalue(r, i, 2),
+                                    PQgetvalue(r, i, 3)[0] ? "" : " (read-only)");
+        }
+        PQclear(r);
+    }
     dbfs_admin_close(a);
     return rc;
 }
@@ -369,8 +392,16 @@ static uint64_t dbfs_xf_check_file(dbfs *fs, dbfs_conn *c, xf_work *w, const PGr
     }
     dbfs_params_init(&p);
     dbfs_param_i8(&p, (int64_t)pb.ino);
-    if (dbfs_exec(c, DBFS_ST_XF_CHUNKS, &p, &r) != 0)
+    if (dbfs_exec(c, DBFS_ST_XF_CHUNKS, &p, &r) != 0) {
+        /* An in-database stage that fails (logged with its reason). */
+        g_snprintf(pb.detail, sizeof pb.detail,
+                   "file %" PRIu64 ": its chunks cannot be read through chain %016" PRIx64
+                   " (an in-database stage failed: see the log)",
+                   pb.ino, id);
+        cb(&pb, arg);
+        bad++;
         goto out;
+    }
     for (int i = 0; i < PQntuples(r); i++) {
         size_t plen = 0;
 
@@ -414,6 +445,33 @@ int dbfs_xform_check(dbfs *fs, void (*cb)(const dbfs_xform_problem *p, void *arg
         rc = dbfs_exec(a->c, DBFS_ST_XF_FILES, NULL, &files);
     for (int i = 0; rc == 0 && i < PQntuples(files); i++)
         *problems += dbfs_xf_check_file(fs, a->c, w, files, i, cb, arg);
+    PQclear(files);
+    files = NULL;
+    /* Transformation links: a base that is gone, a chain that does not make. */
+    if (rc == 0)
+        rc = dbfs_exec(a->c, DBFS_ST_XF_LINKS, NULL, &files);
+    for (int i = 0; rc == 0 && i < PQntuples(files); i++) {
+        dbfs_xform_problem pb = {.ino = (uint64_t)dbfs_get_i8(files, i, 0)};
+        const xf_chain *ch;
+        xf_err xe = {{0}};
+        char *text = g_strndup(PQgetvalue(files, i, 2), (gsize)PQgetlength(files, i, 2));
+
+        if (dbfs_get_null(files, i, 6))
+            g_snprintf(pb.detail, sizeof pb.detail,
+                       "transformation link %" PRIu64 " (%s): its base file %" PRIu64
+                       " is gone (remove the link)",
+                       pb.ino, dbfs_get_null(files, i, 5) ? "no name" : PQgetvalue(files, i, 5),
+                       (uint64_t)dbfs_get_i8(files, i, 1));
+        else if (xf_chain_get(fs->xf, text, &ch, &xe) != 0)
+            g_snprintf(pb.detail, sizeof pb.detail,
+                       "transformation link %" PRIu64 ": chain \"%s\" does not make here: %s",
+                       pb.ino, text, xe.msg);
+        g_free(text);
+        if (pb.detail[0]) {
+            cb(&pb, arg);
+            ++*problems;
+        }
+    }
     PQclear(files);
     xf_work_free(w);
     dbfs_admin_close(a);

@@ -5,7 +5,9 @@
  * on its plain bytes (read-modify-write).
  *
  * NOTES
- *   Two round trips (25_xform.sql says why they are one atomic change):
+ *   Two round trips (25_xform.sql says why they are one atomic change),
+ *   one when the writes cover whole chunks or the caches hold the chunks
+ *   they cover in part (dbfs_xf_old_cached):
  *     1. pgnfs_xf_old: the file's change counter, size and chain, and the
  *        stored chunks the write merges with;
  *     2. pgnfs_xf_write: lock, check, refuse when change or chain moved
@@ -61,15 +63,18 @@ typedef struct {
     /* step 1's answer */
     PGresult *old;
     /* step 2's parameters and answer */
-    unsigned char *a_chunks, *a_vals;
-    size_t a_chunks_len, a_vals_len;
+    /* step 2's statements: the arrays of each (until the batch ends) */
+    unsigned char **a_chunks, **a_vals;
+    size_t nstmt;
     int64_t change;
     uint64_t chain;
     dbfs_attr pre, post;
 } dbfs_xf_op;
 
-/* int8[] of the chunk numbers of op's chunks (all, or those not covered). */
-static unsigned char *dbfs_xf_chunk_array(const dbfs_xf_op *op, bool uncovered_only, size_t *len)
+/* int8[] of the chunk numbers of op's chunks from .. to - 1 (all of them,
+ * or those not covered). */
+static unsigned char *dbfs_xf_chunk_array(const dbfs_xf_op *op, size_t from, size_t to,
+                                          bool uncovered_only, size_t *len)
 {
     unsigned char(*be)[8] = calloc(op->nck ? op->nck : 1, 8);
     const void **vals = calloc(op->nck ? op->nck : 1, sizeof *vals);
@@ -78,7 +83,7 @@ static unsigned char *dbfs_xf_chunk_array(const dbfs_xf_op *op, bool uncovered_o
     size_t n = 0;
 
     if (be && vals && lens) {
-        for (size_t i = 0; i < op->nck; i++) {
+        for (size_t i = from; i < to; i++) {
             if (uncovered_only && op->ck[i].covered)
                 continue;
             dbfs_xf_put_be(be[n], op->ck[i].k, 8);
@@ -148,7 +153,7 @@ static int dbfs_xf_step_old(dbfs_conn *c, void *arg)
 
     PQclear(op->old);
     op->old = NULL;
-    want = dbfs_xf_chunk_array(op, true, &wlen);
+    want = dbfs_xf_chunk_array(op, 0, op->nck, true, &wlen);
     if (!want)
         return -ENOMEM;
     dbfs_params_init(&p);
@@ -318,14 +323,6 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
         lens[i] = ck->stored_len;
         *stored += ck->stored_len;
     }
-    if (rc == 0) {
-        free(op->a_vals);
-        free(op->a_chunks);
-        op->a_vals = dbfs_xf_array(DBFS_XF_BYTEAOID, op->nck, vals, lens, &op->a_vals_len);
-        op->a_chunks = dbfs_xf_chunk_array(op, false, &op->a_chunks_len);
-        if (!op->a_vals || !op->a_chunks)
-            rc = -ENOMEM;
-    }
 out:
     free(vals);
     free(lens);
@@ -345,27 +342,62 @@ static int64_t dbfs_xf_threshold(const dbfs *fs)
     }
 }
 
-/* Step 2 (dbfs_batch_run's fn). */
-static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
-{
-    dbfs_xf_op *op = arg;
-    const int64_t threshold = dbfs_xf_threshold(c->fs);
-    PGresult *r = NULL;
-    dbfs_params p;
-    dbfs_fnres f;
-    int rc;
+/* The plain bytes of the chunks one statement of step 2 carries (at least
+ * a chunk): PostgreSQL takes one message of megabytes far more slowly than
+ * several of one (bench/results/xform-e2e.md). */
+#define DBFS_XF_STMT_BYTES (1u << 20)
 
+static void dbfs_xf_free_arrays(dbfs_xf_op *op)
+{
+    for (size_t i = 0; i < op->nstmt; i++) {
+        free(op->a_chunks[i]);
+        free(op->a_vals[i]);
+    }
+    free(op->a_chunks);
+    free(op->a_vals);
+    op->a_chunks = op->a_vals = NULL;
+    op->nstmt = 0;
+}
+
+/* Queue one pgnfs_xf_write for chunks from .. to - 1 (the first statement
+ * of the store compares the change counter, the others only the chain). */
+static int dbfs_xf_queue_write(dbfs_conn *c, dbfs_xf_op *op, size_t from, size_t to)
+{
+    const int64_t threshold = dbfs_xf_threshold(c->fs);
+    const void **vals = calloc(to > from ? to - from : 1, sizeof *vals);
+    size_t *lens = calloc(to > from ? to - from : 1, sizeof *lens), clen = 0, vlen = 0;
+    unsigned char *ac, *av;
+    dbfs_params p;
+
+    if (!vals || !lens) {
+        free(vals);
+        free(lens);
+        return -ENOMEM;
+    }
+    for (size_t i = from; i < to; i++) {
+        vals[i - from] = op->ck[i].stored;
+        lens[i - from] = op->ck[i].stored_len;
+    }
+    ac = dbfs_xf_chunk_array(op, from, to, false, &clen);
+    av = dbfs_xf_array(DBFS_XF_BYTEAOID, to - from, vals, lens, &vlen);
+    free(vals);
+    free(lens);
+    op->a_chunks[op->nstmt] = ac;
+    op->a_vals[op->nstmt] = av;
+    op->nstmt++;
+    if (!ac || !av)
+        return -ENOMEM;
     dbfs_params_init(&p);
     dbfs_param_i8(&p, (int64_t)op->fh.ino);
     dbfs_param_i4(&p, (int32_t)op->fh.gen);
     dbfs_param_cred(&p, op->cred);
-    if (op->change < 0)
+    if (op->change < 0 || op->nstmt > 1)
         dbfs_param_null(&p);
     else
         dbfs_param_i8(&p, op->change);
     dbfs_param_i8(&p, (int64_t)op->chain);
-    dbfs_param_bytes(&p, op->a_chunks, op->a_chunks_len);
-    dbfs_param_bytes(&p, op->a_vals, op->a_vals_len);
+    dbfs_param_bytes(&p, ac, clen);
+    dbfs_param_bytes(&p, av, vlen);
     dbfs_param_i8(&p, (int64_t)op->end);
     dbfs_param_i8(&p, op->now_ns);
     dbfs_param_bool(&p, op->kill_priv);
@@ -373,37 +405,110 @@ static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
         dbfs_param_null(&p);
     else
         dbfs_param_i8(&p, threshold);
-    dbfs_batch_add(c, DBFS_ST_XF_WRITE, &p);
+    return dbfs_batch_add(c, DBFS_ST_XF_WRITE, &p);
+}
+
+/* Step 2 (dbfs_batch_run's fn): one transaction, one round trip, the
+ * chunks in statements of at most about DBFS_XF_STMT_BYTES. */
+static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
+{
+    dbfs_xf_op *op = arg;
+    size_t nmax = op->nck ? op->nck : 1, from = 0, queued = 0;
+    int rc = 0, first = 0;
+
+    dbfs_xf_free_arrays(op);
+    op->a_chunks = calloc(nmax, sizeof *op->a_chunks);
+    op->a_vals = calloc(nmax, sizeof *op->a_vals);
+    if (!op->a_chunks || !op->a_vals)
+        return -ENOMEM;
+    do {
+        /* (plain bytes: a statement of whole chunks is one chunk's header
+         * or so past the bound, not a chunk short of it) */
+        const size_t per = DBFS_XF_STMT_BYTES / c->fs->info.chunk_size;
+        size_t to = from + (per ? per : 1);
+
+        if (to > op->nck)
+            to = op->nck;
+        rc = dbfs_xf_queue_write(c, op, from, to);
+        queued += rc == 0;
+        from = to;
+    } while (rc == 0 && from < op->nck);
     dbfs_batch_sync(c);
-    rc = dbfs_batch_result(c, &r);
-    if (rc == 0)
-        rc = dbfs_fnres_parse(r, "guarded write", &f);
-    if (rc == 0)
-        rc = f.status;
-    if (rc == 0 && (!f.have[DBFS_ROLE_PRE] || !f.have[DBFS_ROLE_POST])) {
-        g_warning("guarded write: the database answered without the attributes");
-        rc = -EIO;
+    for (size_t i = 0; i < queued; i++) {
+        PGresult *r = NULL;
+        dbfs_fnres f;
+        int src = dbfs_batch_result(c, &r);
+
+        if (src == 0)
+            src = dbfs_fnres_parse(r, "guarded write", &f);
+        if (src == 0)
+            src = f.status;
+        if (src == 0 && (!f.have[DBFS_ROLE_PRE] || !f.have[DBFS_ROLE_POST])) {
+            g_warning("guarded write: the database answered without the attributes");
+            src = -EIO;
+        }
+        if (src == 0) {
+            if (i == 0)
+                op->pre = f.attr[DBFS_ROLE_PRE];
+            op->post = f.attr[DBFS_ROLE_POST];
+        }
+        if (src != 0 && first == 0)
+            first = src;
+        PQclear(r);
     }
-    if (rc == 0) {
-        op->pre = f.attr[DBFS_ROLE_PRE];
-        op->post = f.attr[DBFS_ROLE_POST];
+    return rc != 0 ? rc : first;
+}
+
+/*
+ * Step 1 from the caches, when they can answer it: the file was last seen
+ * with chain `known`, the stat cache knows it, and the buffer cache holds,
+ * as of its ctime, every chunk the writes cover only in part (their plain
+ * bytes: what step 1 would decode). Step 2 then checks the change counter
+ * and chain the caches showed, so a guess that is no longer the file's is
+ * DBFS_XF_ECHANGED and both steps run. Returns true with the chunks'
+ * old bytes in place, false (nothing usable) otherwise.
+ */
+static bool dbfs_xf_old_cached(dbfs_xf_op *op, uint64_t known)
+{
+    dbfs *fs = op->c->fs;
+    const uint32_t cs = fs->info.chunk_size;
+    dbfs_attr a;
+
+    if (known == 0 || !fs->chunks || dbfs_cache_attr(fs, op->fh, &a) != 0 || a.type != DBFS_REG)
+        return false;
+    for (size_t i = 0; i < op->nck; i++) {
+        dbfs_xf_ck *ck = &op->ck[i];
+        long n;
+
+        ck->len = 0;
+        if (ck->covered || ck->k * cs >= a.size)
+            continue; /* nothing to keep: written whole, or past the end */
+        n = cache_chunk_get(fs->chunks, op->fh.ino, ck->k, a.ctime_ns, 0, cs, ck->plain);
+        if (n < 0)
+            return false;
+        ck->len = (size_t)n;
     }
-    PQclear(r);
-    return rc;
+    op->change = (int64_t)a.change;
+    op->chain = known;
+    return true;
 }
 
 /* One run of steps 1 and 2; step 2 alone when `known` (the chain the
  * file was last seen with) and the writes cover every chunk they touch:
  * no old bytes are needed, and step 2 checks the chain (a guess that
- * turned out wrong is DBFS_XF_ECHANGED, and the caller runs both steps). */
+ * turned out wrong is DBFS_XF_ECHANGED, and the caller runs both steps);
+ * or when the caches hold the old bytes (dbfs_xf_old_cached). */
 static int dbfs_xf_run(dbfs_xf_op *op, const store_write *ws, size_t n, uint64_t known)
 {
     dbfs *fs = op->c->fs;
     dbfs_space_ticket ticket;
     uint64_t stored;
-    bool covered = known != 0;
+    bool covered;
     int rc = 0;
 
+    if (known == DBFS_XF_SEEN_GUARDED)
+        known = 0; /* guarded, chain unknown: step 1 tells */
+    covered = known != 0;
     for (size_t i = 0; i < op->nck && covered; i++)
         covered = op->ck[i].covered;
     if (covered) {
@@ -411,7 +516,7 @@ static int dbfs_xf_run(dbfs_xf_op *op, const store_write *ws, size_t n, uint64_t
         op->chain = known;
         for (size_t i = 0; i < op->nck; i++)
             op->ck[i].len = 0;
-    } else {
+    } else if (!dbfs_xf_old_cached(op, known)) {
         rc = dbfs_batch_run(op->c, dbfs_xf_step_old, op);
         if (rc != 0)
             return rc;
@@ -459,8 +564,7 @@ static void dbfs_xf_op_free(dbfs_xf_op *op)
         free(op->ck[i].stored);
     }
     free(op->ck);
-    free(op->a_chunks);
-    free(op->a_vals);
+    dbfs_xf_free_arrays(op);
     PQclear(op->old);
 }
 

@@ -152,6 +152,15 @@ bool xf_chain_guarded(const xf_chain *c);
 int xf_chain_stages(const xf_chain *c);
 /* xf_chain_header_len -- the header's length in every chunk it stores. */
 size_t xf_chain_header_len(const xf_chain *c);
+/* What a chain's in-server stages are, taken together (xf_chain_traits). */
+typedef struct xf_traits {
+    bool preserves; /* every stage keeps lengths */
+    bool nonce;     /* some stage draws a nonce (its output differs each time) */
+    bool bare;      /* preserves, and no stage keeps per-chunk metadata: a
+                       stage's inverse needs nothing but the bytes */
+} xf_traits;
+/* xf_chain_traits -- *t for chain c ("none": preserves and bare). Cannot fail. */
+void xf_chain_traits(const xf_chain *c, xf_traits *t);
 /* xf_chain_sql_count, xf_chain_sql -- the in-database stages, in chain
  * order: on write the stored value is forward_k(...forward_1(encoded));
  * on read xf_decode gets inverse_1(...inverse_k(stored)). The names are

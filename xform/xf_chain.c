@@ -255,3 +255,19 @@ void xf_chain_sql(const xf_chain *c, int i, const char **forward, const char **i
     *forward = c->sql_fwd[i];
     *inverse = c->sql_inv[i];
 }
+
+/* xf_chain_traits -- see xf.h. */
+void xf_chain_traits(const xf_chain *c, xf_traits *t)
+{
+    t->preserves = true;
+    t->nonce = false;
+    t->bare = true;
+    for (int i = 0; i < c->nst; i++) {
+        const xf_stage *st = &c->st[i];
+
+        t->preserves &= (st->flags & PGNFS_XFORM_PRESERVES_LENGTH) != 0;
+        t->nonce |= (st->flags & PGNFS_XFORM_NEEDS_NONCE) != 0;
+        t->bare &= st->meta_size == 0;
+    }
+    t->bare &= t->preserves && !t->nonce;
+}

@@ -5,7 +5,7 @@
 -- database stores what xf_encode produced, one whole value per chunk, and
 -- never merges or cuts such a value itself. So the plain write path refuses
 -- a guarded file before it stores anything (pgnfs_write_check raises
--- pgnfs_xf_eguarded()), and so does a truncation that would have to cut a
+-- pgnfs_xf_eguarded() unless told the write is the guarded path's), and so does a truncation that would have to cut a
 -- guarded chunk (pgnfs_data_truncate); the server then takes the guarded
 -- path:
 --
@@ -25,6 +25,13 @@ CREATE OR REPLACE FUNCTION pgnfs_xf_eguarded() RETURNS int LANGUAGE sql IMMUTABL
 AS $$ SELECT 77 $$;  -- EBADFD: the file is guarded, take the guarded path
 CREATE OR REPLACE FUNCTION pgnfs_xf_echanged() RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT 78 $$;  -- EREMCHG: the file changed since step 1, start again
+
+-- A regular file's rdev_minor (unused otherwise) under chain p_chain: 1
+-- when guarded, the server's hint to write it the guarded way at once
+-- (dbfs_xf_seen); the database checks every write whatever it says.
+CREATE OR REPLACE FUNCTION pgnfs_xf_hint(p_type smallint, p_chain bigint)
+RETURNS int LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN p_type = 1 AND coalesce(p_chain, 0) <> 0 THEN 1 ELSE 0 END $$;
 
 -- Is file ino guarded?
 CREATE OR REPLACE FUNCTION pgnfs_xf_guarded(ino bigint)
@@ -68,12 +75,12 @@ $$;
 -- SQL: no when it holds no more than keep plain bytes (nothing to cut),
 -- else raise pgnfs_xf_eguarded() (the server cuts it first: dbfs_xf_cut).
 CREATE OR REPLACE FUNCTION pgnfs_xf_may_cut(ino bigint, old bytea, keep int, b64 boolean)
-RETURNS boolean LANGUAGE plpgsql STABLE
+RETURNS boolean LANGUAGE plpgsql VOLATILE
 AS $$
 BEGIN
     IF NOT pgnfs_xf_guarded(ino) THEN
         RETURN true;
-    ELSIF pgnfs_xf_plain_len(old, b64) > keep THEN
+    ELSIF pgnfs_xf_plain_len(pgnfs_xf_sql_fetch(ino, -1, old), b64) > keep THEN
         RAISE EXCEPTION 'truncate: guarded file % must be cut by the server', ino
               USING ERRCODE = pgnfs_errcode(pgnfs_xf_eguarded());
     END IF;
@@ -82,17 +89,30 @@ END
 $$;
 
 -- Record a chain's canonical text under its id (the server computed both;
--- the same id with another text is refused: PN022).
+-- the same id with another text is refused: PN022), with its in-database
+-- stages (26_xform_sql.sql), which must be usable (else PN022 and why).
 CREATE OR REPLACE FUNCTION pgnfs_xf_chain_put(p_id bigint, p_text text)
 RETURNS void LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
-    t text;
+    t   text;
+    s   record;
+    why text;
 BEGIN
     IF p_id = 0 THEN
         RETURN;
     END IF;
-    INSERT INTO pgnfs_xform_chain (id, text) VALUES (p_id, p_text) ON CONFLICT DO NOTHING;
+    SELECT * INTO s FROM pgnfs_xf_sql_parse(p_text);
+    IF cardinality(s.fwd) > 0 AND NOT EXISTS (SELECT 1 FROM pgnfs_xform_chain c
+                                                WHERE c.id = p_id) THEN
+        why := pgnfs_xf_sql_problem(p_text);
+        IF why IS NOT NULL THEN
+            RAISE EXCEPTION 'chain "%": %', p_text, why
+                  USING ERRCODE = pgnfs_errcode(pgnfs_einval());
+        END IF;
+    END IF;
+    INSERT INTO pgnfs_xform_chain (id, text, sql_forward, sql_inverse)
+    VALUES (p_id, p_text, nullif(s.fwd, '{}'), nullif(s.inv, '{}')) ON CONFLICT DO NOTHING;
     SELECT c.text INTO t FROM pgnfs_xform_chain c WHERE c.id = p_id;
     IF t IS DISTINCT FROM p_text THEN
         RAISE EXCEPTION 'chain id % is recorded for "%", not "%"', p_id, t, p_text
@@ -111,10 +131,12 @@ RETURNS trigger LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
     pc bigint;
+    ps boolean;
 BEGIN
-    SELECT f.chain INTO pc FROM fileatt f WHERE f.inode = NEW.parent;
+    SELECT f.chain, f.chain_sql INTO pc, ps FROM fileatt f WHERE f.inode = NEW.parent;
     IF coalesce(pc, 0) <> 0 THEN
-        UPDATE fileatt f SET chain = pc
+        UPDATE fileatt f SET chain = pc, chain_sql = ps,
+               rdev_minor = CASE WHEN f.type = pgnfs_t_reg() THEN 1 ELSE 0 END
          WHERE f.inode = NEW.inode AND f.chain IS NULL AND f.change = 1 AND f.size = 0
            AND f.type IN (pgnfs_t_reg(), pgnfs_t_dir());
     END IF;
@@ -151,6 +173,9 @@ BEGIN
     ELSIF f.type NOT IN (pgnfs_t_reg(), pgnfs_t_dir()) THEN
         RAISE EXCEPTION 'inode % is neither a file nor a directory', p_ino
               USING ERRCODE = pgnfs_errcode(pgnfs_einval());
+    ELSIF f.rdev_major = pgnfs_xf_link_rdev() AND f.type = pgnfs_t_reg() THEN
+        RAISE EXCEPTION 'inode % is a transformation link: it has no chain of its own', p_ino
+              USING ERRCODE = pgnfs_errcode(pgnfs_einval());
     ELSIF f.type = pgnfs_t_reg() AND f.used <> 0 THEN
         RAISE EXCEPTION 'file % holds data', p_ino
               USING ERRCODE = pgnfs_errcode(pgnfs_enotempty());
@@ -159,39 +184,21 @@ BEGIN
     IF p_chain <> 0 THEN
         PERFORM pgnfs_xf_enable();
     END IF;
-    UPDATE fileatt SET chain = p_chain, change = change + 1 WHERE inode = p_ino;
+    UPDATE fileatt SET chain = p_chain, chain_sql = pgnfs_xf_chain_sql(p_chain),
+                       rdev_minor = pgnfs_xf_hint(type, p_chain), change = change + 1
+     WHERE inode = p_ino;
 END
 $$;
 
--- Lock file (p_ino, p_gen) for a write of a guarded file by the caller and
--- return its row: pgnfs_write_check without the refusal of guarded files.
-CREATE OR REPLACE FUNCTION pgnfs_xf_check(
-    p_ino bigint, p_gen int, c_uid bigint, c_gid bigint, c_groups bigint[])
-RETURNS fileatt LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-    f fileatt;
-BEGIN
-    SELECT * INTO f FROM fileatt WHERE inode = p_ino AND generation = p_gen FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'write: stale file handle' USING ERRCODE = pgnfs_errcode(pgnfs_estale());
-    ELSIF f.type = pgnfs_t_dir() THEN
-        RAISE EXCEPTION 'write: is a directory' USING ERRCODE = pgnfs_errcode(pgnfs_eisdir());
-    ELSIF f.type <> pgnfs_t_reg() THEN
-        RAISE EXCEPTION 'write: not a regular file' USING ERRCODE = pgnfs_errcode(pgnfs_einval());
-    ELSIF NOT pgnfs_may_io(f, c_uid, c_gid, c_groups, pgnfs_want_w()) THEN
-        RAISE EXCEPTION 'write: permission denied' USING ERRCODE = pgnfs_errcode(pgnfs_eacces());
-    END IF;
-    RETURN f;
-END
-$$;
+-- (The lock and checks of a guarded write are pgnfs_write_check's, 80_write.sql.)
+DROP FUNCTION IF EXISTS pgnfs_xf_check(bigint, int, bigint, bigint, bigint[]);
 
 -- Step 1: file (p_ino, p_gen)'s change counter, size and chain, with the
 -- stored values of chunks p_want that exist (one row per chunk found; one
 -- row with a NULL chunk when none is; no row when the file is gone).
 CREATE OR REPLACE FUNCTION pgnfs_xf_old(p_ino bigint, p_gen int, p_want bigint[])
 RETURNS TABLE (change bigint, size bigint, chain bigint, chunk bigint, data bytea)
-LANGUAGE plpgsql STABLE
+LANGUAGE plpgsql VOLATILE
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -211,7 +218,9 @@ BEGIN
         IF k * (SELECT fs.chunk_size FROM pgnfs_fs fs) < f.size THEN
             FOR r IN SELECT * FROM pgnfs_data_read(p_ino, k, k) LOOP
                 chunk := r.chunk;
-                data := r.data;
+                data := CASE WHEN f.chain_sql
+                             THEN pgnfs_xf_sql_apply(f.chain, false, p_ino, r.chunk, r.data)
+                             ELSE r.data END;
                 got := true;
                 RETURN NEXT;
             END LOOP;
@@ -222,6 +231,31 @@ BEGIN
         data := NULL;
         RETURN NEXT;
     END IF;
+END
+$$;
+
+-- Insert chunks p_chunks with values p_vals of file p_ino (into its own
+-- table when tab, else allfiles); returns the bytes stored. One row at a
+-- time: INSERT ... SELECT FROM unnest(...) materializes the whole array
+-- first, on disk past work_mem (a write-back flush is megabytes).
+CREATE OR REPLACE FUNCTION pgnfs_xf_put(p_ino bigint, tab boolean, p_chunks bigint[],
+                                        p_vals bytea[])
+RETURNS bigint LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    n   text := pgnfs_inv_name(p_ino);
+    sum bigint := 0;
+BEGIN
+    FOR i IN 1 .. coalesce(cardinality(p_chunks), 0) LOOP
+        IF tab THEN
+            EXECUTE format('INSERT INTO %I (chunk, data) VALUES ($1, $2)', n)
+                USING p_chunks[i], p_vals[i];
+        ELSE
+            INSERT INTO allfiles (inode, chunk, data) VALUES (p_ino, p_chunks[i], p_vals[i]);
+        END IF;
+        sum := sum + length(p_vals[i]);
+    END LOOP;
+    RETURN sum;
 END
 $$;
 
@@ -247,7 +281,7 @@ DECLARE
     oldsum bigint;
     newsum bigint;
 BEGIN
-    f := pgnfs_xf_check(p_ino, p_gen, c_uid, c_gid, c_groups);
+    f := pgnfs_write_check(p_ino, p_gen, c_uid, c_gid, c_groups, true);
     IF f.change <> p_change OR coalesce(f.chain, 0) <> p_chain THEN
         -- (p_change NULL: the server needs no old bytes and checks only the chain)
         RAISE EXCEPTION 'write: file % changed while its chunks were transformed', p_ino
@@ -258,6 +292,9 @@ BEGIN
         RETURN NEXT pgnfs_res(0, pgnfs_role_post(), f);
         RETURN;
     END IF;
+    IF f.chain_sql THEN
+        p_vals := pgnfs_xf_sql_store(p_chain, p_ino, p_chunks, p_vals);
+    END IF;
     tab := pgnfs_data_tab(p_ino);
     IF NOT tab AND p_threshold IS NOT NULL AND greatest(f.size, p_size) > p_threshold THEN
         PERFORM pgnfs_data_totable(p_ino);
@@ -267,17 +304,12 @@ BEGIN
         WITH gone AS (DELETE FROM allfiles a WHERE a.inode = p_ino AND a.chunk = ANY (p_chunks)
                       RETURNING length(a.data) AS len)
         SELECT coalesce(sum(len), 0) INTO oldsum FROM gone;
-        INSERT INTO allfiles (inode, chunk, data)
-        SELECT p_ino, u.c, u.v FROM unnest(p_chunks, p_vals) AS u(c, v);
     ELSE
         EXECUTE format('WITH gone AS (DELETE FROM %I t WHERE t.chunk = ANY ($1)'
                        ' RETURNING length(t.data) AS len) SELECT coalesce(sum(len), 0) FROM gone',
                        n) INTO oldsum USING p_chunks;
-        EXECUTE format('INSERT INTO %I (chunk, data)'
-                       ' SELECT u.c, u.v FROM unnest($1::bigint[], $2::bytea[]) AS u(c, v)', n)
-            USING p_chunks, p_vals;
     END IF;
-    SELECT coalesce(sum(length(v)), 0) INTO newsum FROM unnest(p_vals) AS v;
+    newsum := pgnfs_xf_put(p_ino, tab, p_chunks, p_vals);
     UPDATE fileatt
        SET size = greatest(size, p_size), mtime = p_now,
            ctime = pgnfs_next_ctime(ctime, p_now), change = change + 1,
@@ -308,17 +340,18 @@ BEGIN
     IF p_new <> 0 THEN
         PERFORM pgnfs_xf_enable();
     END IF;
+    IF pgnfs_xf_chain_sql(p_new) THEN
+        p_vals := pgnfs_xf_sql_store(p_new, p_ino, p_chunks, p_vals);
+    END IF;
     IF pgnfs_data_tab(p_ino) THEN
         EXECUTE format('DELETE FROM %I', n);
-        EXECUTE format('INSERT INTO %I (chunk, data)'
-                       ' SELECT u.c, u.v FROM unnest($1::bigint[], $2::bytea[]) AS u(c, v)', n)
-            USING p_chunks, p_vals;
+        newsum := pgnfs_xf_put(p_ino, true, p_chunks, p_vals);
     ELSE
         DELETE FROM allfiles a WHERE a.inode = p_ino;
-        INSERT INTO allfiles (inode, chunk, data)
-        SELECT p_ino, u.c, u.v FROM unnest(p_chunks, p_vals) AS u(c, v);
+        newsum := pgnfs_xf_put(p_ino, false, p_chunks, p_vals);
     END IF;
-    SELECT coalesce(sum(length(v)), 0) INTO newsum FROM unnest(p_vals) AS v;
-    UPDATE fileatt SET chain = p_new, used = newsum, change = change + 1 WHERE inode = p_ino;
+    UPDATE fileatt SET chain = p_new, chain_sql = pgnfs_xf_chain_sql(p_new), used = newsum,
+                       rdev_minor = pgnfs_xf_hint(type, p_new), change = change + 1
+     WHERE inode = p_ino;
 END
 $$;

@@ -104,7 +104,8 @@ END
 $$;
 
 -- Store row nf (from pgnfs_sattr_eval on old row f) and cut the data if the
--- file shrank. Returns the stored row.
+-- file shrank. Returns the stored row. Raises PN067 for a new size of a
+-- transformation link (the server sets its base's: 27_xform_link.sql).
 CREATE OR REPLACE FUNCTION pgnfs_sattr_store(f fileatt, nf fileatt)
 RETURNS fileatt LANGUAGE plpgsql VOLATILE
 AS $$
@@ -112,6 +113,10 @@ DECLARE
     p fileatt;
     removed bigint := 0;
 BEGIN
+    IF nf.size <> f.size AND f.rdev_major = pgnfs_xf_link_rdev() AND f.type = pgnfs_t_reg() THEN
+        -- A transformation link's size is its base's (27_xform_link.sql).
+        RAISE EXCEPTION 'setattr: transformation link' USING ERRCODE = pgnfs_errcode(pgnfs_xf_elink());
+    END IF;
     IF nf.size < f.size THEN
         removed := pgnfs_data_truncate(f.inode, nf.size);
     END IF;
@@ -160,6 +165,10 @@ BEGIN
     END IF;
     -- pgnfs_sattr_store, written out here to save a call.
     nf := r.nf;
+    IF nf.size <> f.size AND f.rdev_major = pgnfs_xf_link_rdev() AND f.type = pgnfs_t_reg() THEN
+        -- A transformation link's size is its base's (27_xform_link.sql).
+        RAISE EXCEPTION 'setattr: transformation link' USING ERRCODE = pgnfs_errcode(pgnfs_xf_elink());
+    END IF;
     IF nf.size < f.size THEN
         removed := pgnfs_data_truncate(f.inode, nf.size);
     END IF;

@@ -122,6 +122,14 @@ BEGIN
         nf.createverf := CASE WHEN p_type = pgnfs_t_reg() AND p_how = pgnfs_how_exclusive()
                               THEN p_verf END;
         nf.target := CASE WHEN p_type = pgnfs_t_lnk() THEN p_target END;
+        -- A file or directory takes its directory's transformation chain
+        -- (25_xform.sql); a regular file made so says it in rdev_minor,
+        -- unused otherwise, so the server writes it the guarded way at once.
+        IF coalesce(d.chain, 0) <> 0 AND p_type IN (pgnfs_t_reg(), pgnfs_t_dir()) THEN
+            nf.chain := d.chain;
+            nf.chain_sql := d.chain_sql;
+            nf.rdev_minor := CASE WHEN p_type = pgnfs_t_reg() THEN 1 ELSE 0 END;
+        END IF;
         IF s_set & ~pgnfs_set_mode() <> 0 THEN
             r := pgnfs_sattr_eval(nf, c_uid, c_gid, c_groups, now, s_set & ~pgnfs_set_mode(), 0,
                                   s_uid, s_gid,
@@ -144,10 +152,11 @@ BEGIN
     -- against 182 us of database CPU per CREATE+REMOVE).
     WITH f AS (
         INSERT INTO fileatt (inode, generation, type, mode, nlink, uid, gid, size, rdev_major,
-                             rdev_minor, atime, mtime, ctime, change, used, createverf, target)
+                             rdev_minor, atime, mtime, ctime, change, used, createverf, target,
+                             chain, chain_sql)
         VALUES (nf.inode, nf.generation, nf.type, nf.mode, nf.nlink, nf.uid, nf.gid, nf.size,
                 nf.rdev_major, nf.rdev_minor, nf.atime, nf.mtime, nf.ctime, nf.change, nf.used,
-                nf.createverf, nf.target)),
+                nf.createverf, nf.target, nf.chain, nf.chain_sql)),
     n AS (
         INSERT INTO naming (parent, name, inode) VALUES (p_dir, p_name, nf.inode))
     UPDATE fileatt SET nlink = nlink + CASE WHEN p_type = pgnfs_t_dir() THEN 1 ELSE 0 END,

@@ -10,9 +10,12 @@
 -- Raises PN116 (ESTALE) if the file is gone, PN021 (EISDIR) for a
 -- directory, PN022 (EINVAL) for another non-regular file, PN013 (EACCES)
 -- without write permission (the owner always may), PN077 for a guarded
--- file (its chunks are written by pgnfs_xf_write, 25_xform.sql).
+-- file unless p_guarded (the plain writes: its chunks are written by
+-- pgnfs_xf_write, 25_xform.sql, which passes true), PN067 for a
+-- transformation link (27_xform_link.sql).
+DROP FUNCTION IF EXISTS pgnfs_write_check(bigint, int, bigint, bigint, bigint[]);
 CREATE OR REPLACE FUNCTION pgnfs_write_check(
-    p_ino bigint, p_gen int, c_uid bigint, c_gid bigint, c_groups bigint[])
+    p_ino bigint, p_gen int, c_uid bigint, c_gid bigint, c_groups bigint[], p_guarded boolean)
 RETURNS fileatt LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -27,9 +30,12 @@ BEGIN
         RAISE EXCEPTION 'write: not a regular file' USING ERRCODE = pgnfs_errcode(pgnfs_einval());
     ELSIF NOT pgnfs_may_io(f, c_uid, c_gid, c_groups, pgnfs_want_w()) THEN
         RAISE EXCEPTION 'write: permission denied' USING ERRCODE = pgnfs_errcode(pgnfs_eacces());
-    ELSIF f.chain <> 0 THEN
+    ELSIF f.chain <> 0 AND NOT p_guarded THEN
         -- A guarded file: its chunks are transformed in the server (25_xform.sql).
         RAISE EXCEPTION 'write: guarded file' USING ERRCODE = pgnfs_errcode(pgnfs_xf_eguarded());
+    ELSIF f.rdev_major = pgnfs_xf_link_rdev() THEN
+        -- A transformation link: the server writes its base (27_xform_link.sql).
+        RAISE EXCEPTION 'write: transformation link' USING ERRCODE = pgnfs_errcode(pgnfs_xf_elink());
     END IF;
     RETURN f;
 END
@@ -57,7 +63,7 @@ DECLARE
     tab   boolean;
     delta bigint;
 BEGIN
-    f := pgnfs_write_check(p_ino, p_gen, c_uid, c_gid, c_groups);
+    f := pgnfs_write_check(p_ino, p_gen, c_uid, c_gid, c_groups, false);
     IF p_len = 0 THEN
         RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), f);
         RETURN NEXT pgnfs_res(0, pgnfs_role_post(), f);
@@ -95,7 +101,7 @@ DECLARE
     f fileatt;
     s bigint;
 BEGIN
-    f := pgnfs_write_check(p_ino, p_gen, c_uid, c_gid, c_groups);
+    f := pgnfs_write_check(p_ino, p_gen, c_uid, c_gid, c_groups, false);
     -- An append (nothing stored from p_first on) changes nothing here.
     IF p_first <= p_last AND p_first * (SELECT chunk_size FROM pgnfs_fs) < f.size THEN
         s := pgnfs_data_stored_all(p_ino, p_first, p_last);

@@ -85,8 +85,9 @@ void nfs3_fattr(const dbfs_info *info, const dbfs_attr *a, fattr3 *out)
     out->gid = a->gid;
     out->size = a->size;
     out->used = a->used;
-    out->rdev.specdata1 = a->rdev_major;
-    out->rdev.specdata2 = a->rdev_minor;
+    /* Device files only (a transformation link keeps a marker there). */
+    out->rdev.specdata1 = a->type == DBFS_BLK || a->type == DBFS_CHR ? a->rdev_major : 0;
+    out->rdev.specdata2 = a->type == DBFS_BLK || a->type == DBFS_CHR ? a->rdev_minor : 0;
     out->fsid = dbfs_snap_fsid(info, a->snap);
     out->fileid = a->ino;
     out->atime = nfs3_time_from_ns(a->atime_ns);

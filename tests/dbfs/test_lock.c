@@ -659,8 +659,9 @@ static void test_upgrade(void)
            " DROP TABLE pgnfs_nlm_lock, pgnfs_nlm_wait, pgnfs_nlm_share, pgnfs_nlm_owner,"
            " pgnfs_nlm_host, pgnfs_nlm_server CASCADE;"
            " DROP TYPE pgnfs_nlm_res CASCADE;"
-           /* what later versions add (004: chains, 005: several frontends) */
-           " DROP TABLE pgnfs_xform_chain, pgnfs_xform_epoch;"
+           /* what later versions add (004: chains, 005: several frontends, 009: links) */
+           " DROP TABLE pgnfs_xform_link, pgnfs_xform_chain, pgnfs_xform_epoch;"
+           " ALTER TABLE fileatt DROP COLUMN chain_sql, DROP COLUMN xlinked;"
            " ALTER TABLE fileatt DROP COLUMN chain;"
            " ALTER TABLE pgnfs_fs DROP COLUMN xform_key_id;"
            " DROP TABLE pgnfs_frontends;"

@@ -1,6 +1,6 @@
 /*
  * test_xform.c -- guarded files (dbfs_xf.c, dbfs_xf_write.c): every
- * built-in chain round-trips random writes at random offsets, unstable
+ * built-in chain (and the example plug-ins) round-trips random writes at random offsets, unstable
  * writes and truncations against a model of the file; the root's chain
  * from the configuration, inheritance at create and mkdir; `used` is what
  * the database stores (compression shows); a damaged stored chunk is an
@@ -23,192 +23,7 @@
 #include <libpq-fe.h>
 
 #include "schema_files.h"
-#include "td.h"
-#include "testlib.h"
-
-/* Small chunks: many chunk boundaries in little data. */
-#define TX_CHUNK 4096u
-#define TX_MAX   (6u * TX_CHUNK + 777u)
-
-/* The plug-in directory tx_open_fs configures (NULL: none). */
-static const char *tx_plugin_dir;
-
-typedef struct {
-    td_fs t;
-    char *dir; /* temporary directory of the key files */
-    char *key; /* its key file */
-    char *conninfo;
-} tx_env;
-
-/* A key file of 32 random bytes, mode 0600, in dir. */
-static char *tx_key_file(const char *dir, const char *name)
-{
-    char *path = g_build_filename(dir, name, NULL);
-    unsigned char k[32];
-    int fd;
-
-    for (size_t i = 0; i < sizeof k; i++)
-        k[i] = (unsigned char)g_random_int();
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    g_assert_cmpint(fd, >=, 0);
-    g_assert_cmpint(write(fd, k, sizeof k), ==, (ssize_t)sizeof k);
-    close(fd);
-    return path;
-}
-
-/* Open conninfo with [xform] root_chain chain and key file key (both may
- * be NULL); a buffer cache when cache. Returns dbfs_open's answer. */
-static int tx_open_fs(td_fs *t, const char *conninfo, const char *chain, const char *key,
-                      bool cache)
-{
-    dbfs_config cfg = {0};
-    int rc;
-
-    memset(t, 0, sizeof *t);
-    cfg.conninfo = conninfo;
-    cfg.relatime = true;
-    cfg.xform_root_chain = chain;
-    cfg.xform_key_file = key;
-    cfg.xform_plugin_dir = tx_plugin_dir;
-    cfg.buffer_cache_bytes = cache ? 64u * TX_CHUNK : 0;
-    cfg.writeback_bytes = cache ? 1u << 20 : 0;
-    rc = dbfs_open(&cfg, &t->fs);
-    if (rc != 0)
-        return rc;
-    td_rc(dbfs_conn_open(t->fs, &t->c), 0);
-    t->conninfo = g_strdup(conninfo);
-    t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen, 0};
-    return 0;
-}
-
-/* A fresh file system of TX_CHUNK chunks (the run's storage variant). */
-static char *tx_fresh(void)
-{
-    dbfs_mkfs_opts o = {.root_mode = 0777};
-    char *conninfo;
-
-    tl_mkfs_opts(&o);
-    o.chunk_size = TX_CHUNK;
-    conninfo = tl_fresh_db();
-    td_rc(dbfs_mkfs(conninfo, &o), 0);
-    return conninfo;
-}
-
-static void tx_env_open(tx_env *e, const char *chain, bool cache)
-{
-    memset(e, 0, sizeof *e);
-    e->dir = g_dir_make_tmp("pgnfs-xf-XXXXXX", NULL);
-    g_assert_nonnull(e->dir);
-    e->key = tx_key_file(e->dir, "key");
-    e->conninfo = tx_fresh();
-    td_rc(tx_open_fs(&e->t, e->conninfo, chain, e->key, cache), 0);
-}
-
-static void tx_env_close(tx_env *e)
-{
-    char *k2 = g_build_filename(e->dir, "key2", NULL);
-
-    td_close(&e->t);
-    unlink(e->key);
-    unlink(k2);
-    rmdir(e->dir);
-    g_free(k2);
-    g_free(e->key);
-    g_free(e->dir);
-    g_free(e->conninfo);
-}
-
-/* Text-like bytes (compressible) or random ones. */
-static void tx_fill(unsigned char *b, size_t n, bool text)
-{
-    static const char words[] = "the quick brown fox jumps over the lazy dog; ";
-
-    for (size_t i = 0; i < n; i++)
-        b[i] = text ? (unsigned char)words[(i + g_random_int_range(0, 2)) % (sizeof words - 1)]
-                    : (unsigned char)g_random_int();
-}
-
-/* The whole file read back equals the model (size included). */
-static void tx_check(td_fs *t, dbfs_fh fh, const unsigned char *model, uint64_t size)
-{
-    dbfs_cred root = td_root();
-    unsigned char *buf = g_malloc0(TX_MAX + 1);
-    dbfs_attr a = td_getattr(t, fh);
-
-    g_assert_cmpuint(a.size, ==, size);
-    if (size > 0)
-        td_read(t, &root, fh, 0, buf, (uint32_t)size);
-    g_assert_cmpmem(buf, size, model, size);
-    g_free(buf);
-}
-
-/* Random writes (stable and unstable), reads and truncations of one file
- * against a model. */
-static void tx_model_run(td_fs *t, dbfs_fh fh, int ops, bool text)
-{
-    dbfs_cred root = td_root();
-    unsigned char *model = g_malloc0(TX_MAX), *data = g_malloc(TX_MAX), *buf = g_malloc(TX_MAX);
-    uint64_t size = 0;
-
-    for (int i = 0; i < ops; i++) {
-        int what = g_random_int_range(0, 10);
-
-        if (what < 6) {
-            uint32_t off = (uint32_t)g_random_int_range(0, TX_MAX - 1);
-            uint32_t len = (uint32_t)g_random_int_range(1, (int)MIN(TX_MAX - off, 3 * TX_CHUNK));
-            dbfs_stable how = what < 3 ? DBFS_FILE_SYNC : DBFS_UNSTABLE, got;
-
-            tx_fill(data, len, text);
-            td_rc(dbfs_write(t->c, &root, fh, off, data, len, how, &got, NULL), 0);
-            if (off > size)
-                memset(model + size, 0, off - size);
-            memcpy(model + off, data, len);
-            size = MAX(size, (uint64_t)off + len);
-        } else if (what < 8) {
-            uint32_t off = (uint32_t)g_random_int_range(0, TX_MAX);
-            uint32_t len = (uint32_t)g_random_int_range(1, 2 * TX_CHUNK);
-            uint32_t n = 0, want;
-            bool eof;
-
-            td_rc(dbfs_read(t->c, &root, fh, off, len, buf, &n, &eof, NULL), 0);
-            want = off >= size ? 0 : (uint32_t)MIN(len, size - off);
-            g_assert_cmpuint(n, ==, want);
-            g_assert_cmpmem(buf, n, model + off, want);
-        } else if (what == 8) {
-            dbfs_sattr sa = {.set = DBFS_SET_SIZE};
-
-            sa.size = (uint64_t)g_random_int_range(0, TX_MAX);
-            td_rc(dbfs_setattr(t->c, &root, fh, &sa, NULL, NULL), 0);
-            if (sa.size > size)
-                memset(model + size, 0, sa.size - size);
-            size = sa.size;
-        } else {
-            td_rc(dbfs_commit(t->c, fh, 0, 0, NULL), 0);
-        }
-    }
-    td_rc(dbfs_commit(t->c, fh, 0, 0, NULL), 0);
-    tx_check(t, fh, model, size);
-    g_free(model);
-    g_free(data);
-    g_free(buf);
-}
-
-/* The chain id of inode ino as SQL sees it (0: none). */
-static long tx_chain_of(const char *conninfo, uint64_t ino)
-{
-    char *q = g_strdup_printf(
-        "SELECT coalesce(chain, 0) FROM fileatt WHERE inode = %" G_GUINT64_FORMAT, ino);
-    long v = td_sql(conninfo, q);
-
-    g_free(q);
-    return v;
-}
-
-static void tx_count_problem(const dbfs_xform_problem *p, void *arg)
-{
-    g_test_message("problem: %s", p->detail);
-    (*(int *)arg)++;
-}
+#include "tx.h"
 
 /* Every built-in chain, with and without the buffer cache and write-back:
  * random operations against a model; then the same file read by a
@@ -224,8 +39,11 @@ static void test_roundtrip(void)
         "sha256",
         "zstd,aes-256-gcm,sha256",
         "identity,increment,increment,lz4,sha256",
+        /* the example plug-ins (contrib/xform, loaded with dlopen) */
+        "uidentity,uincrement,zstd",
     };
 
+    tx_plugin_dir = XF_CONTRIB_PLUGIN_DIR;
     for (size_t i = 0; i < G_N_ELEMENTS(chains); i++) {
         for (int cache = 0; cache < 2; cache++) {
             tx_env e;
@@ -256,6 +74,7 @@ static void test_roundtrip(void)
             g_free(buf);
         }
     }
+    tx_plugin_dir = NULL;
 }
 
 /* Directories inherit at mkdir, files at create; unguarded files stay
@@ -304,8 +123,11 @@ static void test_upgrade(void)
     f = td_create(&e.t, &root, e.t.root, "old", 0644);
     td_write(&e.t, &root, td_fh(&f), 0, "older", 5);
     td_close(&e.t);
-    td_sql(e.conninfo, /* what 008 (snapshots) adds, first: its views read chain */
+    td_sql(e.conninfo, /* what 008 (snapshots: first, its views read
+                        * chain) and 009 (in-database stages, links) add */
            TD_SQL_DROP_SNAPSHOTS
+           " DROP TABLE pgnfs_xform_link;"
+           " ALTER TABLE fileatt DROP COLUMN chain_sql, DROP COLUMN xlinked;"
            " DROP TABLE pgnfs_xform_chain, pgnfs_xform_epoch;"
            " DROP TRIGGER IF EXISTS pgnfs_xf_inherit ON naming;"
            " ALTER TABLE fileatt DROP COLUMN chain;"
@@ -633,6 +455,46 @@ static void test_refusals(void)
     tx_env_close(&e);
 }
 
+/* A store of more chunks than one statement carries (dbfs_xf_write.c:
+ * DBFS_XF_STMT_BYTES): one transaction of several statements, whole and
+ * partial chunks, read back through a cold server; used is the sum. */
+static void test_big_store(void)
+{
+    const uint32_t big = (3u << 20) + 100;
+    tx_env e;
+    dbfs_cred root = td_root();
+    unsigned char *model = g_malloc0(big + 7), *buf = g_malloc(big + 7);
+    dbfs_attr f;
+    td_fs cold;
+    uint32_t n = 0;
+    bool eof;
+    char *q;
+
+    tx_env_open(&e, "identity,sha256", true);
+    f = td_create(&e.t, &root, e.t.root, "big", 0644);
+    tx_fill(model + 7, big, false);
+    td_rc(dbfs_write(e.t.c, &root, td_fh(&f), 7, model + 7, big, DBFS_FILE_SYNC, NULL, NULL), 0);
+    tx_fill(model + (1u << 20) + 5, 2u << 20, true);
+    td_rc(dbfs_write(e.t.c, &root, td_fh(&f), (1u << 20) + 5, model + (1u << 20) + 5, 2u << 20,
+                     DBFS_UNSTABLE, NULL, NULL),
+          0);
+    td_rc(dbfs_commit(e.t.c, td_fh(&f), 0, 0, NULL), 0);
+    td_rc(tx_open_fs(&cold, e.conninfo, NULL, e.key, false), 0);
+    td_rc(dbfs_read(cold.c, &root, td_fh(&f), 0, big + 7, buf, &n, &eof, NULL), 0);
+    g_assert_cmpuint(n, ==, big + 7);
+    g_assert_cmpmem(buf, n, model, big + 7);
+    f = td_getattr(&cold, td_fh(&f));
+    q = g_strdup_printf("SELECT coalesce(sum(length(data)), 0) FROM pgnfs_data_read(%" PRIu64
+                        ", 0, 1000000)",
+                        f.ino);
+    g_assert_cmpint(td_sql(e.conninfo, q), ==, (long)f.used);
+    g_free(q);
+    td_close(&cold);
+    tx_env_close(&e);
+    g_free(model);
+    g_free(buf);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -645,5 +507,6 @@ int main(int argc, char **argv)
     g_test_add_func("/xform/admin", test_admin);
     g_test_add_func("/xform/apply", test_apply);
     g_test_add_func("/xform/plugins", test_plugins);
+    g_test_add_func("/xform/big-store", test_big_store);
     return g_test_run();
 }

@@ -5,7 +5,12 @@
  * truncations against a model, for every built-in chain; `pgnfs du` shows
  * compression (stored bytes) against --apparent-size; `pgnfs fsck` is
  * clean; a damaged stored chunk read by a restarted server (cold caches)
- * is NFS3ERR_IO, and fsck names it.
+ * is NFS3ERR_IO, and fsck names it. Transformation links made with
+ * `pgnfs xform link` are regular files to the client, read through their
+ * chain, written through the inverse (or refused), sized as their base or
+ * as computed, listed and shown. `pgnfs xform apply` killed with SIGKILL
+ * half way leaves every file readable (in its old chain or its new one)
+ * and a second run finishes the job.
  *
  * NOTES
  *   One server for the program, with an aes-256-gcm key file; ctest runs
@@ -16,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,6 +105,18 @@ static void fill(unsigned char *b, size_t n, bool text)
     for (size_t i = 0; i < n; i++)
         b[i] = text ? (unsigned char)words[(i * 7 + (i >> 9)) % (sizeof words - 1)]
                     : (unsigned char)g_random_int();
+}
+
+/* Read all of path through nfs into buf (at most max): its length. */
+static int read_all(struct nfs_context *nfs, const char *path, unsigned char *buf, uint32_t max)
+{
+    struct nfsfh *fh;
+    int n;
+
+    g_assert_cmpint(nfs_open(nfs, path, O_RDONLY, &fh), ==, 0);
+    n = nfs_pread(nfs, fh, 0, max, buf);
+    g_assert_cmpint(nfs_close(nfs, fh), ==, 0);
+    return n;
 }
 
 /* Random pwrite/pread/ftruncate of one file against a model. */
@@ -276,9 +294,228 @@ static void test_corrupt(void)
     g_assert_cmpint(nfs_pread(nfs, fh, 3 * 65536, 1000, buf), ==, 1000);
     g_assert_cmpmem(buf, 1000, data + 3 * 65536, 1000);
     g_assert_cmpint(nfs_close(nfs, fh), ==, 0);
+    /* Writing the whole chunk again mends it (no old bytes needed), so
+     * that fsck is clean for the tests after this one. */
+    g_assert_cmpint(nfs_open(nfs, "/s/f", O_WRONLY, &fh), ==, 0);
+    g_assert_cmpint(nfs_pwrite(nfs, fh, 65536, 65536, data + 65536), ==, 65536);
+    g_assert_cmpint(nfs_close(nfs, fh), ==, 0);
+    g_assert_cmpint(read_all(nfs, "/s/f", buf, TX_MAX), ==, (int)TX_MAX);
+    g_assert_cmpmem(buf, TX_MAX, data, TX_MAX);
     nfs_destroy_context(nfs);
+    out = run_pgnfs(&status, (const char *[]){"fsck", NULL});
+    g_assert_cmpint(status, ==, 0);
+    g_free(out);
     g_free(data);
     g_free(buf);
+}
+
+/* Links through NFS: a writable increment link and a read-only zstd link
+ * of one base; attributes follow the base; listed and shown. */
+static void test_links(void)
+{
+    struct nfs_context *nfs;
+    unsigned char *data = g_malloc(TX_MAX), *buf = g_malloc(2 * TX_MAX);
+    struct nfs_stat_64 st, zst;
+    struct nfsdir *dir;
+    struct nfsdirent *de;
+    struct nfsfh *fh;
+    int status, seen = 0;
+    char *out;
+
+    make_dir("lk");
+    nfs = mount_root();
+    fill(data, TX_MAX, true);
+    g_assert_cmpint(nfs_creat(nfs, "/lk/base", 0644, &fh), ==, 0);
+    g_assert_cmpint(nfs_pwrite(nfs, fh, 0, TX_MAX / 2, data), ==, (int)(TX_MAX / 2));
+    g_assert_cmpint(nfs_close(nfs, fh), ==, 0);
+    g_free(run_pgnfs(
+        &status, (const char *[]){"xform", "link", "/lk/base", "/lk/shift", "increment", NULL}));
+    g_assert_cmpint(status, ==, 0);
+    g_free(run_pgnfs(&status,
+                     (const char *[]){"xform", "link", "/lk/base", "/lk/base.zst", "zstd", NULL}));
+    g_assert_cmpint(status, ==, 0);
+    /* A link through aes-256-gcm is refused, with the reason. */
+    g_free(run_pgnfs(&status,
+                     (const char *[]){"xform", "link", "/lk/base", "/lk/x", "aes-256-gcm", NULL}));
+    g_assert_cmpint(status, ==, 1);
+    /* A regular file of the base's size, its bytes plus one. */
+    g_assert_cmpint(nfs_stat64(nfs, "/lk/shift", &st), ==, 0);
+    g_assert_true(S_ISREG(st.nfs_mode));
+    g_assert_cmpuint(st.nfs_size, ==, TX_MAX / 2);
+    g_assert_cmpint(read_all(nfs, "/lk/shift", buf, 2 * TX_MAX), ==, (int)(TX_MAX / 2));
+    for (uint32_t i = 0; i < TX_MAX / 2; i++)
+        g_assert_cmpuint(buf[i], ==, (unsigned char)(data[i] + 1));
+    /* Written through the link: the base gets the bytes minus one, and
+     * grows; the link follows. */
+    g_assert_cmpint(nfs_open(nfs, "/lk/shift", O_WRONLY, &fh), ==, 0);
+    for (uint32_t i = 0; i < TX_MAX; i++)
+        buf[i] = (unsigned char)(data[i] + 1);
+    g_assert_cmpint(nfs_pwrite(nfs, fh, 1000, TX_MAX - 1000, buf + 1000), ==, (int)(TX_MAX - 1000));
+    g_assert_cmpint(nfs_close(nfs, fh), ==, 0);
+    g_assert_cmpint(read_all(nfs, "/lk/base", buf, 2 * TX_MAX), ==, (int)TX_MAX);
+    g_assert_cmpmem(buf, TX_MAX, data, TX_MAX);
+    g_assert_cmpint(nfs_stat64(nfs, "/lk/shift", &st), ==, 0);
+    g_assert_cmpuint(st.nfs_size, ==, TX_MAX);
+    /* The zstd link: read-only, its size computed (text compresses). */
+    g_assert_cmpint(nfs_stat64(nfs, "/lk/base.zst", &zst), ==, 0);
+    g_assert_cmpuint(zst.nfs_size, >, 0);
+    g_assert_cmpuint(zst.nfs_size, <, TX_MAX / 4);
+    g_assert_cmpuint(zst.nfs_mode & 0222, ==, 0);
+    g_assert_cmpint(read_all(nfs, "/lk/base.zst", buf, 2 * TX_MAX), ==, (int)zst.nfs_size);
+    g_assert_cmpint(nfs_open(nfs, "/lk/base.zst", O_RDONLY, &fh), ==, 0);
+    g_assert_cmpint(nfs_pwrite(nfs, fh, 0, 1, "x"), <, 0);
+    g_assert_cmpint(nfs_close(nfs, fh), ==, 0);
+    /* READDIRPLUS shows both links as regular files of those sizes. */
+    g_assert_cmpint(nfs_opendir(nfs, "/lk", &dir), ==, 0);
+    while ((de = nfs_readdir(nfs, dir)) != NULL) {
+        if (strcmp(de->name, "shift") == 0) {
+            g_assert_cmpuint(de->size, ==, TX_MAX);
+            seen++;
+        } else if (strcmp(de->name, "base.zst") == 0) {
+            g_assert_cmpuint(de->size, ==, zst.nfs_size);
+            seen++;
+        }
+    }
+    nfs_closedir(nfs, dir);
+    g_assert_cmpint(seen, ==, 2);
+    nfs_destroy_context(nfs);
+    out = run_pgnfs(&status, (const char *[]){"xform", "list", "--links", NULL});
+    g_assert_cmpint(status, ==, 0);
+    g_assert_nonnull(strstr(out, "/lk/shift /lk/base increment\n"));
+    g_assert_nonnull(strstr(out, "/lk/base.zst /lk/base zstd:level=3 read-only\n"));
+    g_free(out);
+    out = run_pgnfs(&status, (const char *[]){"xform", "show", "/lk/shift", NULL});
+    g_assert_cmpstr(out, ==, "link to /lk/base through increment\n");
+    g_free(out);
+    out = run_pgnfs(&status, (const char *[]){"fsck", NULL});
+    g_assert_cmpint(status, ==, 0);
+    g_free(out);
+    g_free(data);
+    g_free(buf);
+}
+
+/* The files of the apply test: distinct text of distinct lengths. */
+#define KILL_FILES 60
+static void kill_data(unsigned char *b, int i, uint32_t *len)
+{
+    *len = TX_MAX / 2 + (uint32_t)i * 997;
+    fill(b, *len, true);
+    memcpy(b, &i, sizeof i);
+}
+
+/* Count the files in /k whose chain is their directory's (SQL). */
+static long kill_converted(void)
+{
+    PGconn *pg = PQconnectdb(tl_server_conninfo(server));
+    PGresult *r;
+    long n;
+
+    g_assert_cmpint(PQstatus(pg), ==, CONNECTION_OK);
+    r = PQexec(pg, "SELECT count(*) FROM naming n JOIN fileatt f ON f.inode = n.inode"
+                   " JOIN naming d ON d.inode = n.parent JOIN fileatt df ON df.inode = d.inode"
+                   " WHERE d.name = 'k' AND coalesce(f.chain, 0) = df.chain");
+    g_assert_cmpint(PQresultStatus(r), ==, PGRES_TUPLES_OK);
+    n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    PQfinish(pg);
+    return n;
+}
+
+/* Every file of /k reads back whole through a restarted server (cold
+ * caches: every chunk is decoded from what is stored). */
+static void kill_check(void)
+{
+    unsigned char *want = g_malloc(TX_MAX * 2), *buf = g_malloc(TX_MAX * 2);
+    struct nfs_context *nfs;
+
+    tl_server_restart(server);
+    nfs = mount_root();
+    for (int i = 0; i < KILL_FILES; i++) {
+        char *path = g_strdup_printf("/k/f%d", i);
+        uint32_t len;
+
+        kill_data(want, i, &len);
+        g_assert_cmpint(read_all(nfs, path, buf, 2 * TX_MAX), ==, (int)len);
+        g_assert_cmpmem(buf, len, want, len);
+        g_free(path);
+    }
+    nfs_destroy_context(nfs);
+    g_free(want);
+    g_free(buf);
+}
+
+/* pgnfs xform apply killed with SIGKILL after a few files: every file is
+ * whole in its old chain or its new one; a second apply finishes. */
+static void test_apply_kill(void)
+{
+    unsigned char *data = g_malloc(TX_MAX * 2);
+    char *set = g_strdup_printf("xform.key_file=%s", key_path);
+    const char *argv[] = {PGNFS_BIN, "xform",      "apply",
+                          "/k",      "--conninfo", tl_server_conninfo(server),
+                          "--set",   set,          NULL};
+    struct nfs_context *nfs;
+    struct nfsfh *fh;
+    GError *gerr = NULL;
+    GPid pid;
+    int out_fd, status, lines = 0;
+    long before, after;
+    char line[1024], *out;
+    FILE *f;
+
+    make_dir("k");
+    nfs = mount_root();
+    for (int i = 0; i < KILL_FILES; i++) {
+        char *path = g_strdup_printf("/k/f%d", i);
+        uint32_t len;
+
+        kill_data(data, i, &len);
+        g_assert_cmpint(nfs_creat(nfs, path, 0644, &fh), ==, 0);
+        g_assert_cmpint(nfs_pwrite(nfs, fh, 0, len, data), ==, (int)len);
+        g_assert_cmpint(nfs_close(nfs, fh), ==, 0);
+        g_free(path);
+    }
+    nfs_destroy_context(nfs);
+    /* A slow chain: each file takes a while to rewrite. */
+    g_free(run_pgnfs(&status, (const char *[]){"xform", "set", "/k",
+                                               "zstd:level=19,sha256,"
+                                               "aes-256-gcm",
+                                               NULL}));
+    g_assert_cmpint(status, ==, 0);
+    g_assert_cmpint(kill_converted(), ==, 0);
+    if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                                  &pid, NULL, &out_fd, NULL, &gerr))
+        g_error("cannot run %s: %s", PGNFS_BIN, gerr->message);
+    f = fdopen(out_fd, "r");
+    g_assert_nonnull(f);
+    while (lines < 3 && fgets(line, sizeof line, f))
+        lines++;
+    g_assert_cmpint(lines, ==, 3);
+    g_assert_cmpint(kill(pid, SIGKILL), ==, 0);
+    g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+    g_assert_true(WIFSIGNALED(status));
+    fclose(f);
+    g_spawn_close_pid(pid);
+    before = kill_converted();
+    g_test_message("killed after %ld of %d files", before, KILL_FILES);
+    g_assert_cmpint(before, >=, 3);
+    g_assert_cmpint(before, <, KILL_FILES);
+    kill_check();
+    /* The second run does the rest, and only the rest. */
+    out = run_pgnfs(&status, (const char *[]){"xform", "apply", "/k", NULL});
+    g_assert_cmpint(status, ==, 0);
+    lines = 0;
+    for (const char *p = out; (p = strchr(p, '\n')) != NULL; p++)
+        lines++;
+    g_free(out);
+    after = kill_converted();
+    g_assert_cmpint(after, ==, KILL_FILES);
+    g_assert_cmpint(lines, ==, KILL_FILES - before);
+    kill_check();
+    out = run_pgnfs(&status, (const char *[]){"fsck", NULL});
+    g_assert_cmpint(status, ==, 0);
+    g_free(out);
+    g_free(set);
+    g_free(data);
 }
 
 int main(int argc, char **argv)
@@ -301,6 +538,8 @@ int main(int argc, char **argv)
     g_test_add_func("/xform/chains", test_chains);
     g_test_add_func("/xform/du", test_du);
     g_test_add_func("/xform/corrupt", test_corrupt);
+    g_test_add_func("/xform/links", test_links);
+    g_test_add_func("/xform/apply-kill", test_apply_kill);
     int rc = g_test_run();
     tl_server_stop(server);
     unlink(key_path);

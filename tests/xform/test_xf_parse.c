@@ -131,6 +131,36 @@ static void test_sql(void)
     xf_env_free(env);
 }
 
+/* What a chain's stages are together (xf_chain_traits: which chains a
+ * transformation link may read and write through). */
+static void test_traits(void)
+{
+    xf_env *env = xt_env(true, false);
+    static const struct {
+        const char *text;
+        bool preserves, nonce, bare;
+    } cases[] = {
+        {"none", true, false, true},
+        {"identity", true, false, true},
+        {"identity,increment,increment", true, false, true},
+        {"sha256", true, false, false},
+        {"zstd", false, false, false},
+        {"increment,lz4", false, false, false},
+        {"aes-256-gcm", true, true, false},
+    };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        xf_traits t;
+
+        xf_chain_traits(xt_chain(env, cases[i].text), &t);
+        g_test_message("%s", cases[i].text);
+        g_assert_cmpint(t.preserves, ==, cases[i].preserves);
+        g_assert_cmpint(t.nonce, ==, cases[i].nonce);
+        g_assert_cmpint(t.bare, ==, cases[i].bare);
+    }
+    xf_env_free(env);
+}
+
 static void test_refusals(void)
 {
     xf_env *env = xt_env(true, true), *nokey = xt_env(false, false);
@@ -181,5 +211,6 @@ int main(int argc, char **argv)
     g_test_add_func("/xform/parse/none", test_none);
     g_test_add_func("/xform/parse/sql", test_sql);
     g_test_add_func("/xform/parse/refusals", test_refusals);
+    g_test_add_func("/xform/parse/traits", test_traits);
     return g_test_run();
 }
