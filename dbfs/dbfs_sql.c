@@ -470,16 +470,24 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                               "     OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a"
                               "                    WHERE a.pid = f.backend_pid))"
                               " INSERT INTO pgnfs_frontends (host, address, port, pid, coherence,"
-                              "   backend_pid)"
+                              "   backend_pid, solo)"
                               " VALUES ($1::text, $2::text, $3::int4, $4::int4, $5::text,"
-                              "   pg_backend_pid()) RETURNING id"},
+                              "   pg_backend_pid(), $7::bool) RETURNING id"},
     [DBFS_ST_FRONT_BEAT] = {"pgnfs_front_beat",
                             "UPDATE pgnfs_frontends SET heartbeat = now(),"
                             " backend_pid = pg_backend_pid(), calls = $2::int8,"
                             " stat_entries = $3::int8, naming_entries = $4::int8,"
                             " buffer_bytes = $5::int8, small_bytes = $6::int8,"
-                            " writeback_bytes = $7::int8, invalidations = $8::int8"
-                            " WHERE id = $1::int8 RETURNING id"},
+                            " writeback_bytes = $7::int8, invalidations = $8::int8,"
+                            " inval_horizon = $9::text::xid8"
+                            " WHERE id = $1::int8"
+                            /* Shared servers that read the log, besides us, with a
+                             * heartbeat younger than $10 s: one that is solo leaves
+                             * solo when it sees one. */
+                            " RETURNING id, (SELECT count(*) FROM pgnfs_frontends o"
+                            "   WHERE o.id <> $1::int8 AND o.coherence = 'shared'"
+                            "     AND NOT o.solo"
+                            "     AND o.heartbeat > now() - make_interval(secs => $10::int8))"},
     [DBFS_ST_FRONT_DELETE] = {"pgnfs_front_delete",
                               "DELETE FROM pgnfs_frontends WHERE id = $1::int8"},
     /* pgnfs frontends: every row, live ($1 as in LIVE) or not. */
@@ -488,7 +496,7 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                             " extract(epoch FROM now() - started)::int8,"
                             " extract(epoch FROM now() - heartbeat)::int8, calls,"
                             " stat_entries, naming_entries, buffer_bytes, small_bytes,"
-                            " writeback_bytes, invalidations,"
+                            " writeback_bytes, invalidations, solo,"
                             " (heartbeat > now() - make_interval(secs => $1::int8)"
                             "  AND EXISTS (SELECT 1 FROM pg_stat_activity a"
                             "              WHERE a.pid = f.backend_pid))"
@@ -504,8 +512,51 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                 "    || ' ' || coalesce(state, '?') || ' '"
                                 "    || coalesce(sync_state, '?'), ', '), '')"
                                 "  FROM pg_stat_replication)"},
-    /* A frontend's barrier: a notification of its own, on the channel. */
-    [DBFS_ST_COH_BARRIER] = {"pgnfs_coh_barrier", "SELECT pg_notify('pgnfs_inval', $1::text)"},
+    /* A frontend's read of the invalidation log (dbfs_coh_log.c): the rows
+     * of transactions its last snapshot could not see ($1 its xmax, NULL:
+     * none; $2 its in-progress xids) that are not its own ($3), and this
+     * snapshot's figures and the trim mark, in one statement (one
+     * snapshot). Prepared on the reading session by libpq itself. */
+    [DBFS_ST_COH_READ] = {"pgnfs_coh_read",
+                          "SELECT 1, l.xid::text, l.kind::text, l.ino, l.name, NULL::text,"
+                          "   NULL::text"
+                          " FROM pgnfs_inval_log l"
+                          " WHERE $1::xid8 IS NOT NULL"
+                          "   AND (l.xid >= $1::xid8 OR l.xid = ANY ($2::xid8[]))"
+                          "   AND l.origin IS DISTINCT FROM $3::int8"
+                          " UNION ALL"
+                          " SELECT 0, pg_snapshot_xmax(s)::text, NULL, NULL, NULL,"
+                          "   array_to_string(ARRAY(SELECT pg_snapshot_xip(s)), ','),"
+                          "   (SELECT below FROM pgnfs_inval_trim)::text"
+                          " FROM pg_current_snapshot() s"},
+    /* Trim the log below the oldest horizon of the live servers that read
+     * it ($1 as in LIVE), none while one of them has not reported one
+     * yet; the mark first, in the same transaction. */
+    [DBFS_ST_COH_TRIM] = {"pgnfs_coh_trim",
+                          "WITH h AS (SELECT min(inval_horizon) AS h,"
+                          "   bool_or(inval_horizon IS NULL) AS unknown"
+                          "   FROM pgnfs_frontends f"
+                          "   WHERE coherence = 'shared' AND NOT solo"
+                          "     AND heartbeat > now() - make_interval(secs => $1::int8)"
+                          "     AND EXISTS (SELECT 1 FROM pg_stat_activity a"
+                          "                 WHERE a.pid = f.backend_pid)),"
+                          " t AS (INSERT INTO pgnfs_inval_trim (id, below)"
+                          "   SELECT 1, h FROM h WHERE h IS NOT NULL AND NOT unknown"
+                          "   ON CONFLICT (id) DO UPDATE"
+                          "     SET below = greatest(pgnfs_inval_trim.below, EXCLUDED.below)"
+                          "   RETURNING below)"
+                          " DELETE FROM pgnfs_inval_log WHERE xid < (SELECT below FROM t)"},
+    /* A solo server reads the log now ($2: its horizon). */
+    [DBFS_ST_COH_ACK] = {"pgnfs_coh_ack", "UPDATE pgnfs_frontends SET solo = false,"
+                                          " inval_horizon = $2::text::xid8 WHERE id = $1::int8"},
+    /* Solo servers other than $1 whose heartbeat is younger than $2 s: a
+     * joining server waits until there is none. */
+    [DBFS_ST_COH_SOLOS] = {"pgnfs_coh_solos",
+                           "SELECT count(*) FROM pgnfs_frontends"
+                           " WHERE id <> $1::int8 AND coherence = 'shared' AND solo"
+                           "   AND heartbeat > now() - make_interval(secs => $2::int8)"},
+    /* A joining server wakes the solo one. */
+    [DBFS_ST_COH_JOIN] = {"pgnfs_coh_join", "SELECT pg_notify('pgnfs_join', $1::text)"},
 };
 
 const char dbfs_sql_vacuum_data[] = "VACUUM allfiles";
@@ -534,7 +585,10 @@ const char dbfs_sql_inval_off[] =
     "    ALTER TABLE naming DISABLE TRIGGER pgnfs_inval_naming;\n"
     "  END IF;\n"
     "END $$";
-const char dbfs_sql_coh_listen[] = "SET synchronous_commit = off; LISTEN pgnfs_inval";
+/* The read's generic plan must use the index however the log's statistics
+ * look (enable_seqscan off; then the cost figures would start JIT). */
+const char dbfs_sql_coh_listen[] =
+    "SET enable_seqscan = off; SET jit = off; DEALLOCATE ALL; LISTEN pgnfs_join";
 
 /* mkfs --force: every object the schema files create, gone. Tables first
  * (CASCADE takes the functions over their row types), then what remains. */
@@ -544,6 +598,7 @@ const char dbfs_sql_drop_all[] =
     "DROP TABLE IF EXISTS pgnfs_nlm_lock, pgnfs_nlm_wait, pgnfs_nlm_share, pgnfs_nlm_owner,"
     " pgnfs_nlm_host, pgnfs_nlm_server CASCADE;\n"
     "DROP TABLE IF EXISTS pgnfs_frontends;\n"
+    "DROP TABLE IF EXISTS pgnfs_inval_log, pgnfs_inval_trim;\n"
     "DROP TABLE IF EXISTS allfiles, naming, fileatt, pgnfs_fs CASCADE;\n"
     /* The per-file tables of the inversion and hybrid layouts. */
     "DROP TABLE IF EXISTS pgnfs_filetab;\n"

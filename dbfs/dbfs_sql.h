@@ -103,7 +103,11 @@ typedef enum {
     DBFS_ST_FRONT_DELETE,
     DBFS_ST_FRONT_LIST,
     DBFS_ST_FRONT_TOPOLOGY,
-    DBFS_ST_COH_BARRIER,
+    DBFS_ST_COH_READ,
+    DBFS_ST_COH_TRIM,
+    DBFS_ST_COH_ACK,
+    DBFS_ST_COH_SOLOS,
+    DBFS_ST_COH_JOIN,
     DBFS_ST_COUNT
 } dbfs_stmt;
 
@@ -133,8 +137,8 @@ extern const char dbfs_sql_checkpoint[];
  * takes the tables' lock only when they are not as wanted already. */
 extern const char dbfs_sql_inval_on[];
 extern const char dbfs_sql_inval_off[];
-/* A frontend's listening session: LISTEN, and commits that need not wait
- * for the disk (its barriers change nothing). */
+/* A frontend's reading session: no statements prepared by name (the log
+ * read is prepared after this), LISTEN for servers that join. */
 extern const char dbfs_sql_coh_listen[];
 
 /* Attribute columns as every statement returns them, in this order. */

@@ -641,19 +641,20 @@ static void test_upgrade(void)
            "DROP TABLE pgnfs_nlm_lock, pgnfs_nlm_wait, pgnfs_nlm_share, pgnfs_nlm_owner,"
            " pgnfs_nlm_host, pgnfs_nlm_server CASCADE;"
            " DROP TYPE pgnfs_nlm_res CASCADE;"
-           /* what later versions add (004: chains, 005: several frontends) */
+           /* what later versions add (004: chains, 005: several frontends,
+            * 009: the invalidation log) */
            " DROP TABLE pgnfs_xform_chain, pgnfs_xform_epoch;"
            " ALTER TABLE fileatt DROP COLUMN chain;"
            " ALTER TABLE pgnfs_fs DROP COLUMN xform_key_id;"
-           " DROP TABLE pgnfs_frontends;"
-           " DROP FUNCTION pgnfs_inval_fileatt, pgnfs_inval_naming, pgnfs_inval_send CASCADE;"
+           " DROP TABLE pgnfs_frontends, pgnfs_inval_log, pgnfs_inval_trim;"
+           " DROP FUNCTION pgnfs_inval_fileatt, pgnfs_inval_naming, pgnfs_inval_add CASCADE;"
            " UPDATE pgnfs_fs SET schema_version = 2, functions_digest = 'version 2'");
     g_assert_cmpint(td_sql(k.t.conninfo, "SELECT count(*) FROM pg_proc"
                                          " WHERE proname = 'pgnfs_nlm_lock'"),
                     ==, 0);
     cfg.conninfo = k.t.conninfo;
     td_rc(dbfs_open(&cfg, &k.t.fs), 0);
-    g_assert_cmpint(dbfs_get_info(k.t.fs)->schema_version, ==, 5);
+    g_assert_cmpint(dbfs_get_info(k.t.fs)->schema_version, ==, 9);
     g_assert_cmpint(td_sql(k.t.conninfo, "SELECT count(*) FROM pgnfs_frontends"), ==, 0);
     td_rc(dbfs_conn_open(k.t.fs, &k.t.c), 0);
     st = lk_restart(&k, "srvA", 45);
