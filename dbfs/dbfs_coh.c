@@ -340,6 +340,7 @@ static int dbfs_coh_insert(dbfs_coh *h)
     dbfs_param_bytes(&p, h->shared ? "shared" : "single", 6);
     dbfs_param_i8(&p, DBFS_FRONTEND_STALE_S);
     dbfs_param_bool(&p, atomic_load(&h->solo));
+    dbfs_param_bytes(&p, h->pidns, strlen(h->pidns));
     rc = dbfs_exec(h->beat, DBFS_ST_FRONT_INSERT, &p, &r);
     if (rc == 0) {
         h->id = dbfs_get_i8(r, 0, 0);
@@ -486,10 +487,12 @@ static int dbfs_coh_check(dbfs_coh *h, char **why, unsigned *others)
     for (int i = 0; rc == 0 && i < PQntuples(r); i++) {
         const char *coh = PQgetvalue(r, i, 5);
         pid_t pid = (pid_t)dbfs_get_i4(r, i, 4);
-        /* A server of this host whose process is gone (killed, its
-         * session not ended yet), or whose process id is ours now: dead,
-         * whatever its row says. */
-        if (strcmp(PQgetvalue(r, i, 1), h->host) == 0 && pid > 0 &&
+        /* A server of this host and process namespace (containers on
+         * one host share its name, and each has its own process 1) whose
+         * process is gone (killed, its session not ended yet), or whose
+         * process id is ours now: dead, whatever its row says. */
+        if (strcmp(PQgetvalue(r, i, 1), h->host) == 0 && h->pidns[0] &&
+            strcmp(PQgetvalue(r, i, 7), h->pidns) == 0 && pid > 0 &&
             (pid == getpid() || (kill(pid, 0) != 0 && errno == ESRCH))) {
             dbfs_params d;
             PGresult *dr = NULL;
@@ -639,6 +642,8 @@ int dbfs_frontend_start(dbfs *fs, const dbfs_frontend_self *self, char **why)
     h->address = g_strdup(self->address ? self->address : "");
     h->port = self->port;
     h->snap.xip = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    ssize_t ns = readlink("/proc/self/ns/pid", h->pidns, sizeof h->pidns - 1);
+    h->pidns[ns > 0 ? ns : 0] = '\0';
     atomic_store(&h->beat_ok_us, g_get_monotonic_time());
     h->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     rc = h->wake_fd < 0 ? -errno : dbfs_session_open(fs->conninfo, "pgnfs-frontend", &h->beat);

@@ -65,7 +65,8 @@ struct dbfs_coh {
     int64_t next_beat_us, next_read_us;
     /* The thread's own. */
     dbfs_coh_snap snap;
-    char *id_text; /* our id, as the reads' origin parameter */
+    char *id_text;  /* our id, as the reads' origin parameter */
+    char pidns[64]; /* our process namespace ("pid:[N]"; "" unknown) */
 };
 
 /* The statement name of the log read on the reading session. */

@@ -457,7 +457,7 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
      * younger than $1 seconds and its session still connected. */
     [DBFS_ST_FRONT_LIVE] = {"pgnfs_front_live",
                             "SELECT id, host, address, port, pid, coherence,"
-                            " extract(epoch FROM now() - heartbeat)::int8"
+                            " extract(epoch FROM now() - heartbeat)::int8, coalesce(pidns, '')"
                             " FROM pgnfs_frontends f"
                             " WHERE heartbeat > now() - make_interval(secs => $1::int8)"
                             "   AND EXISTS (SELECT 1 FROM pg_stat_activity a"
@@ -470,9 +470,9 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                               "     OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a"
                               "                    WHERE a.pid = f.backend_pid))"
                               " INSERT INTO pgnfs_frontends (host, address, port, pid, coherence,"
-                              "   backend_pid, solo)"
+                              "   backend_pid, solo, pidns)"
                               " VALUES ($1::text, $2::text, $3::int4, $4::int4, $5::text,"
-                              "   pg_backend_pid(), $7::bool) RETURNING id"},
+                              "   pg_backend_pid(), $7::bool, $8::text) RETURNING id"},
     [DBFS_ST_FRONT_BEAT] = {"pgnfs_front_beat",
                             "UPDATE pgnfs_frontends SET heartbeat = now(),"
                             " backend_pid = pg_backend_pid(), calls = $2::int8,"

@@ -37,7 +37,10 @@
 -- frontend's last read, written at its heartbeat; NULL: none yet) and solo
 -- (a shared frontend that registered alone: it answers from its caches
 -- without reading the log until another frontend joins and it has
--- acknowledged, by setting solo to false, that it reads the log now).
+-- acknowledged, by setting solo to false, that it reads the log now) and
+-- pidns (the server's process namespace: servers in containers on one host
+-- share its name and may share a process id, so a row is taken for one of
+-- this host's dead processes only within the same namespace).
 
 CREATE UNLOGGED TABLE pgnfs_inval_log (
     xid    xid8 NOT NULL DEFAULT pg_current_xact_id(),
@@ -55,7 +58,8 @@ CREATE UNLOGGED TABLE pgnfs_inval_trim (
 
 ALTER TABLE pgnfs_frontends
     ADD COLUMN inval_horizon xid8,
-    ADD COLUMN solo bool NOT NULL DEFAULT false;
+    ADD COLUMN solo bool NOT NULL DEFAULT false,
+    ADD COLUMN pidns text;
 
 -- One row of the log; past 256 in one transaction a single '*'.
 CREATE FUNCTION pgnfs_inval_add(k "char", i int8, nm bytea) RETURNS void
