@@ -177,6 +177,7 @@ typedef struct {
     unsigned char secret[DBFS_SECRET_LEN]; /* handle MAC key */
     uint32_t root_gen;
     uint64_t hybrid_threshold; /* hybrid: a file larger gets its own table */
+    bool citus;                /* the database is a Citus coordinator */
 } dbfs_info;
 
 typedef struct {

@@ -39,6 +39,12 @@ _Static_assert(DBFS_ROOT_INO == 1 && DBFS_REG == 1 && DBFS_DIR == 2 && DBFS_MAY_
 
 #define DBFS_CRED_ARGS(a, b, c) "$" #a "::int8, $" #b "::int8, $" #c "::int8[]"
 
+/* Statements with a .citus text: on a Citus coordinator (schema
+ * distributed by tests/citus/distribute.sql: fileatt and allfiles by inode,
+ * naming by parent) a join of naming with fileatt on naming.inode spans
+ * shards, which Citus plans only when each table is read on its own (CTEs
+ * it runs first); on PostgreSQL that form can plan worse (a listing's
+ * merge join over all of fileatt), so PostgreSQL keeps the joins. */
 const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     /* Run once per worker session: dbfs's functions lock what they change
      * and rely on READ COMMITTED (each statement sees what committed before
@@ -59,20 +65,37 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                              "") " FROM fileatt"
                                  " WHERE inode = $1::int8 AND generation = $2::int4"},
     /* The directory, and the entry's file when the name exists. */
-    [DBFS_ST_LOOKUP] = {"pgnfs_lookup",
-                        "SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
-                            "f.") " FROM fileatt d"
-                                  " LEFT JOIN naming n ON n.parent = d.inode AND n.name = $3::bytea"
-                                  " LEFT JOIN fileatt f ON f.inode = n.inode"
-                                  " WHERE d.inode = $1::int8 AND d.generation = $2::int4"},
-    /* A directory and its parent (NULLs for the root, which has no name). */
+    [DBFS_ST_LOOKUP] =
+        {"pgnfs_lookup",
+         "SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
+             "f.") " FROM fileatt d"
+                   " LEFT JOIN naming n ON n.parent = d.inode AND n.name = $3::bytea"
+                   " LEFT JOIN fileatt f ON f.inode = n.inode"
+                   " WHERE d.inode = $1::int8 AND d.generation = $2::int4",
+         .citus =
+             "WITH d AS (SELECT * FROM fileatt WHERE inode = $1::int8 AND generation = $2::int4),"
+             " n AS (SELECT inode FROM naming WHERE parent = $1::int8 AND name = $3::bytea),"
+             " f AS (SELECT * FROM fileatt WHERE inode = (SELECT inode FROM n))"
+             " SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
+                 "f.") " FROM d LEFT JOIN f ON true"},
+    /* A directory and its parent (NULLs for the root, which has no name).
+     * Three single-table parts: on Citus a name is found by its inode on
+     * every shard (naming is distributed by parent), which a join with
+     * fileatt could not do; PostgreSQL inlines them into one plan. */
     [DBFS_ST_PARENT] =
         {"pgnfs_parent",
-         "SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
-             "p.") " FROM fileatt d"
-                   " LEFT JOIN naming n ON n.inode = d.inode AND d.type = " DBFS_SQL_T_DIR
-                   " LEFT JOIN fileatt p ON p.inode = n.parent"
-                   " WHERE d.inode = $1::int8 AND d.generation = $2::int4 LIMIT 1"},
+         "WITH d AS (SELECT * FROM fileatt WHERE inode = $1::int8 AND generation = $2::int4),"
+         " up AS (SELECT parent FROM naming WHERE inode = $1::int8 LIMIT 1),"
+         " p AS (SELECT * FROM fileatt WHERE inode = (SELECT parent FROM up))"
+         " SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
+             "p.") " FROM d LEFT JOIN p ON d.type = " DBFS_SQL_T_DIR " LIMIT 1",
+         .citus =
+             "WITH d AS (SELECT * FROM fileatt WHERE inode = $1::int8 AND generation = $2::int4),"
+             " up AS (SELECT parent FROM naming WHERE inode = $1::int8 LIMIT 1),"
+             " p AS (SELECT * FROM fileatt WHERE inode = (SELECT parent FROM up))"
+             " SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
+                 "p.") " FROM d"
+                       " LEFT JOIN p ON d.type = " DBFS_SQL_T_DIR " LIMIT 1"},
     [DBFS_ST_READLINK] = {"pgnfs_readlink",
                           "SELECT " DBFS_ATTR_COLS(
                               "") ", target FROM fileatt"
@@ -81,11 +104,17 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_READDIR] = {"pgnfs_readdir", "SELECT n.cookie, n.inode, n.name FROM naming n"
                                           " WHERE n.parent = $1::int8 AND n.cookie > $2::int8"
                                           " ORDER BY n.cookie LIMIT $3::int8"},
-    [DBFS_ST_READDIRPLUS] = {"pgnfs_readdirplus",
-                             "SELECT n.cookie, n.inode, n.name, " DBFS_ATTR_COLS(
-                                 "f.") " FROM naming n JOIN fileatt f ON f.inode = n.inode"
-                                       " WHERE n.parent = $1::int8 AND n.cookie > $2::int8"
-                                       " ORDER BY n.cookie LIMIT $3::int8"},
+    [DBFS_ST_READDIRPLUS] =
+        {"pgnfs_readdirplus",
+         "SELECT n.cookie, n.inode, n.name, " DBFS_ATTR_COLS(
+             "f.") " FROM naming n JOIN fileatt f ON f.inode = n.inode"
+                   " WHERE n.parent = $1::int8 AND n.cookie > $2::int8"
+                   " ORDER BY n.cookie LIMIT $3::int8",
+         .citus = "WITH n AS (SELECT cookie, inode, name FROM naming WHERE parent = $1::int8"
+                  " AND cookie > $2::int8 ORDER BY cookie LIMIT $3::int8)"
+                  " SELECT n.cookie, n.inode, n.name, " DBFS_ATTR_COLS(
+                      "f.") " FROM n"
+                            " JOIN fileatt f ON f.inode = n.inode ORDER BY n.cookie"},
     /* A directory's whole listing (the listing cache, dbfs_dirlist.c): its
      * change counter and parent, and every entry, in one snapshot; at most
      * $3 rows (an empty directory gives one row of NULL entry columns). */
@@ -98,7 +127,18 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          " LEFT JOIN naming n ON n.parent = d.inode"
          " LEFT JOIN fileatt f ON f.inode = n.inode"
          " WHERE d.inode = $1::int8 AND d.generation = $2::int4 AND d.type = " DBFS_SQL_T_DIR
-         " ORDER BY n.cookie LIMIT $3::int8"},
+         " ORDER BY n.cookie LIMIT $3::int8",
+         .citus = "WITH d AS (SELECT change FROM fileatt WHERE inode = $1::int8 AND generation = "
+                  "$2::int4"
+                  " AND type = " DBFS_SQL_T_DIR "),"
+                  " up AS (SELECT parent FROM naming WHERE inode = $1::int8 LIMIT 1),"
+                  " p AS (SELECT inode, generation FROM fileatt"
+                  "  WHERE inode = coalesce((SELECT parent FROM up), $1::int8)),"
+                  " n AS (SELECT cookie, inode, name FROM naming WHERE parent = $1::int8),"
+                  " f AS (SELECT n.inode, a.generation FROM n JOIN fileatt a ON a.inode = n.inode)"
+                  " SELECT d.change, p.inode, p.generation, n.cookie, n.inode, f.generation, n.name"
+                  " FROM d LEFT JOIN p ON true LEFT JOIN n ON true LEFT JOIN f ON f.inode = n.inode"
+                  " ORDER BY n.cookie LIMIT $3::int8"},
     [DBFS_ST_SETATTR] = {"pgnfs_setattr",
                          "SELECT * FROM pgnfs_setattr($1::int8, $2::int4, " DBFS_CRED_ARGS(
                              3, 4,
@@ -292,6 +332,9 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_ADM_SET_THRESHOLD] = {"pgnfs_adm_set_threshold",
                                    "UPDATE pgnfs_fs SET hybrid_threshold = $1::int8"},
     [DBFS_ST_ADM_THRESHOLD] = {"pgnfs_adm_threshold", "SELECT hybrid_threshold FROM pgnfs_fs"},
+    /* Is the database a Citus coordinator (the .citus statements)? */
+    [DBFS_ST_ADM_CITUS] = {"pgnfs_adm_citus",
+                           "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')"},
 
     /* pgnfs du / find (dbfs_admin.c). One name in a directory. */
     [DBFS_ST_ADMIN_LOOKUP] = {"pgnfs_admin_lookup",

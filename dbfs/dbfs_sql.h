@@ -70,6 +70,7 @@ typedef enum {
     DBFS_ST_ADM_SET_VERSION,
     DBFS_ST_ADM_SET_THRESHOLD,
     DBFS_ST_ADM_THRESHOLD,
+    DBFS_ST_ADM_CITUS,
     /* pgnfs du / find (dbfs_admin.c) */
     DBFS_ST_ADMIN_LOOKUP,
     DBFS_ST_ADMIN_DU,
@@ -122,9 +123,17 @@ typedef struct {
      * a READ): its batch commits with synchronous_commit off in either
      * mode, unless the batch also holds a change. */
     bool lazy;
+    /* The text on a Citus coordinator, where it differs (NULL: sql). */
+    const char *citus;
 } dbfs_stmt_def;
 
 extern const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT];
+
+/* The text of statement id for a file system on Citus or not. */
+static inline const char *dbfs_stmt_sql(dbfs_stmt id, bool citus)
+{
+    return citus && dbfs_stmts[id].citus ? dbfs_stmts[id].citus : dbfs_stmts[id].sql;
+}
 /* A script that drops every pgnfs object (mkfs with force). */
 extern const char dbfs_sql_drop_all[];
 /* The space guard's VACUUM: of allfiles (layout single), of everything
