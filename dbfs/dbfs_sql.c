@@ -628,10 +628,13 @@ const char dbfs_sql_inval_off[] =
     "    ALTER TABLE naming DISABLE TRIGGER pgnfs_inval_naming;\n"
     "  END IF;\n"
     "END $$";
-/* The read's generic plan must use the index however the log's statistics
- * look (enable_seqscan off; then the cost figures would start JIT). */
-const char dbfs_sql_coh_listen[] =
-    "SET enable_seqscan = off; SET jit = off; DEALLOCATE ALL; LISTEN pgnfs_join";
+/* The read runs on a generic plan (planned once: a custom plan per read
+ * would cost more than the read), which must use the index however the
+ * log's statistics look (enable_seqscan off; then the cost figures would
+ * start JIT). */
+const char dbfs_sql_coh_listen[] = "SET plan_cache_mode = force_generic_plan;"
+                                   " SET enable_seqscan = off; SET jit = off;"
+                                   " DEALLOCATE ALL; LISTEN pgnfs_join";
 
 /* mkfs --force: every object the schema files create, gone. Tables first
  * (CASCADE takes the functions over their row types), then what remains. */
