@@ -502,6 +502,13 @@ static int dbfs_coh_check(dbfs_coh *h, char **why, unsigned *others)
             PQclear(dr);
             continue;
         }
+        /* Session gone: dead, unless it is solo: its server may still
+         * answer from its caches without reading the log while its
+         * heartbeat is fresh, so it counts as live (a shared newcomer is
+         * not solo beside it, and waits for it: dbfs_coh_wait_solos). */
+        if (!(PQgetlength(r, i, 8) == 1 && PQgetvalue(r, i, 8)[0]) &&
+            !(PQgetlength(r, i, 9) == 1 && PQgetvalue(r, i, 9)[0]))
+            continue;
         if (h->shared && strcmp(coh, "shared") == 0) {
             (*others)++;
             continue;

@@ -496,22 +496,25 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                            " LEFT JOIN pgnfs_xform_chain c ON c.id = p.chain"
                            " WHERE coalesce(f.chain, 0) <> coalesce(p.chain, 0)"
                            " ORDER BY f.inode"},
-    /* Several frontends (schema/005_frontends.sql). A live row: heartbeat
-     * younger than $1 seconds and its session still connected. */
+    /* Several frontends (schema/005_frontends.sql). Rows with a heartbeat
+     * younger than $1 seconds, and (column 8) whether their session is
+     * still connected: live when it is. A solo row whose session is gone
+     * may still answer from its caches until its heartbeat is stale. */
     [DBFS_ST_FRONT_LIVE] = {"pgnfs_front_live",
                             "SELECT id, host, address, port, pid, coherence,"
-                            " extract(epoch FROM now() - heartbeat)::int8, coalesce(pidns, '')"
+                            " extract(epoch FROM now() - heartbeat)::int8, coalesce(pidns, ''),"
+                            " EXISTS (SELECT 1 FROM pg_stat_activity a"
+                            "         WHERE a.pid = f.backend_pid), solo"
                             " FROM pgnfs_frontends f"
                             " WHERE heartbeat > now() - make_interval(secs => $1::int8)"
-                            "   AND EXISTS (SELECT 1 FROM pg_stat_activity a"
-                            "               WHERE a.pid = f.backend_pid)"
                             " ORDER BY id"},
-    /* Register: rows that are not live go (dead servers), ours comes in. */
+    /* Register: rows that are not live go (dead servers; a solo one only
+     * once its heartbeat is stale), ours comes in. */
     [DBFS_ST_FRONT_INSERT] = {"pgnfs_front_insert",
                               "WITH gone AS (DELETE FROM pgnfs_frontends f"
                               "  WHERE heartbeat <= now() - make_interval(secs => $6::int8)"
-                              "     OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a"
-                              "                    WHERE a.pid = f.backend_pid))"
+                              "     OR (NOT solo AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a"
+                              "                    WHERE a.pid = f.backend_pid)))"
                               " INSERT INTO pgnfs_frontends (host, address, port, pid, coherence,"
                               "   backend_pid, solo, pidns)"
                               " VALUES ($1::text, $2::text, $3::int4, $4::int4, $5::text,"
@@ -589,9 +592,10 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                           "     SET below = greatest(pgnfs_inval_trim.below, EXCLUDED.below)"
                           "   RETURNING below)"
                           " DELETE FROM pgnfs_inval_log WHERE xid < (SELECT below FROM t)"},
-    /* A solo server reads the log now ($2: its horizon). */
-    [DBFS_ST_COH_ACK] = {"pgnfs_coh_ack", "UPDATE pgnfs_frontends SET solo = false,"
-                                          " inval_horizon = $2::text::xid8 WHERE id = $1::int8"},
+    /* A solo server reads the log now ($2: its horizon); also a heartbeat. */
+    [DBFS_ST_COH_ACK] = {"pgnfs_coh_ack",
+                         "UPDATE pgnfs_frontends SET solo = false, inval_horizon = $2::text::xid8,"
+                         " heartbeat = now(), backend_pid = pg_backend_pid() WHERE id = $1::int8"},
     /* Solo servers other than $1 whose heartbeat is younger than $2 s: a
      * joining server waits until there is none. */
     [DBFS_ST_COH_SOLOS] = {"pgnfs_coh_solos",

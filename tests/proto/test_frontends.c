@@ -9,6 +9,10 @@
  *   /frontends/stale_rows       rows of dead servers (an old heartbeat, or
  *                               a database session that is gone) block
  *                               nobody, and go when a server registers.
+ *   /frontends/solo_session_lost  a shared server alone (solo) whose
+ *                               heartbeat session is killed still counts:
+ *                               one that joins is not solo too, and both
+ *                               end up reading the invalidation log.
  *   /frontends/close_to_open    `pgnfs serve --data DIR` in shared mode, a
  *                               second server joining through `pgnfs
  *                               conninfo --data DIR`, every cache and the
@@ -127,6 +131,9 @@ static unsigned fr_count(const char *ci, const char *const *words)
     return n;
 }
 
+static int64_t fr_sql_int(const char *ci, const char *q);
+static void fr_wait_sql(const char *ci, const char *q, int64_t want, bool exact);
+
 /* A server on database ci; NULL-terminated extra settings. */
 static tl_server *fr_server(const char *ci, const char *coherence, const char *extra)
 {
@@ -204,6 +211,30 @@ static void test_stale_rows(void)
     g_assert_cmpuint(fr_count(ci, (const char *[]){"id=", NULL}), ==, 1);
     g_assert_cmpuint(fr_count(ci, (const char *[]){"state=live", "coherence=single", NULL}), ==, 1);
     tl_server_stop(s);
+    g_free(ci);
+}
+
+/* A solo server whose heartbeat session is gone may still answer from its
+ * caches: a server that joins then must not be solo too, and both end up
+ * reading the log. */
+static void test_solo_session_lost(void)
+{
+    char *ci = tl_fresh_fs();
+    tl_server *a = fr_server(ci, "shared", NULL), *b;
+    char *q;
+    int64_t pid;
+
+    g_assert_cmpuint(fr_count(ci, (const char *[]){"solo=yes", "state=live", NULL}), ==, 1);
+    pid = fr_sql_int(ci, "SELECT backend_pid FROM pgnfs_frontends");
+    q = g_strdup_printf("SELECT count(*) FROM pg_stat_activity WHERE pid = %" PRId64, pid);
+    fr_sql(ci, "SELECT pg_terminate_backend(backend_pid) FROM pgnfs_frontends");
+    fr_wait_sql(ci, q, 0, true);
+    g_free(q);
+    b = fr_server(ci, "shared", NULL);
+    g_assert_cmpuint(
+        fr_count(ci, (const char *[]){"coherence=shared", "solo=no", "state=live", NULL}), ==, 2);
+    tl_server_stop(b);
+    tl_server_stop(a);
     g_free(ci);
 }
 
@@ -851,6 +882,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     pt_add("/frontends/single_refuses", test_single_refuses);
     pt_add("/frontends/stale_rows", test_stale_rows);
+    pt_add("/frontends/solo_session_lost", test_solo_session_lost);
     pt_add("/frontends/close_to_open", test_close_to_open);
     pt_add("/frontends/rounds", test_rounds);
     pt_add("/frontends/concurrent", test_concurrent);
