@@ -28,8 +28,10 @@ const char pgnfs_help_frontends[] =
     "\n"
     "The servers registered on the file system (table pgnfs_frontends), one line\n"
     "each as key=value words: id, host, listen address:port, pid, coherence\n"
-    "(single or shared), state (live, or dead: its heartbeat is over a minute old\n"
-    "or its database session is gone), uptime and heartbeat age in seconds, calls\n"
+    "(single or shared), solo (a shared server that is alone so far and answers\n"
+    "from its caches as in single mode), state (live, or dead: its heartbeat is\n"
+    "over a minute old or its database session is gone), uptime and heartbeat age\n"
+    "in seconds, calls\n"
     "served, cache figures (stat and naming entries, buffer, small-file and\n"
     "write-back bytes) and the invalidations it received from the others.\n"
     "Works beside running servers.\n"
@@ -55,16 +57,16 @@ static int pgnfs_front_print(const dbfs_frontend_row *r, void *arg)
 {
     unsigned *n = arg;
 
-    printf("id=%" G_GINT64_FORMAT " host=%s address=%s:%u pid=%d coherence=%s state=%s "
+    printf("id=%" G_GINT64_FORMAT " host=%s address=%s:%u pid=%d coherence=%s solo=%s state=%s "
            "uptime=%" G_GINT64_FORMAT " heartbeat_age=%" G_GINT64_FORMAT " calls=%" G_GUINT64_FORMAT
            " stat_entries=%" G_GUINT64_FORMAT " naming_entries=%" G_GUINT64_FORMAT
            " buffer_bytes=%" G_GUINT64_FORMAT " small_bytes=%" G_GUINT64_FORMAT
            " writeback_bytes=%" G_GUINT64_FORMAT " invalidations=%" G_GUINT64_FORMAT "\n",
            (gint64)r->id, r->host, r->address, r->port, r->pid, r->coherence,
-           r->live ? "live" : "dead", (gint64)r->uptime_s, (gint64)r->heartbeat_age_s,
-           (guint64)r->calls, (guint64)r->stat_entries, (guint64)r->naming_entries,
-           (guint64)r->buffer_bytes, (guint64)r->small_bytes, (guint64)r->writeback_bytes,
-           (guint64)r->invalidations);
+           r->solo ? "yes" : "no", r->live ? "live" : "dead", (gint64)r->uptime_s,
+           (gint64)r->heartbeat_age_s, (guint64)r->calls, (guint64)r->stat_entries,
+           (guint64)r->naming_entries, (guint64)r->buffer_bytes, (guint64)r->small_bytes,
+           (guint64)r->writeback_bytes, (guint64)r->invalidations);
     if (r->live)
         (*n)++;
     return 0;

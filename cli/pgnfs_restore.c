@@ -16,7 +16,8 @@
  *   It acts as root on a connection of its own. A server that serves the
  *   file system in [cache] coherence = single would not see the changes:
  *   restore refuses to run beside one; shared servers are told to drop
- *   their caches after every file (dbfs_snap_notify).
+ *   their caches before the first file and after every file
+ *   (dbfs_snap_notify).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -276,6 +277,9 @@ static int pgnfs_restore_run(dbfs *fs, const char *conninfo, const char *name, c
         rc = dbfs_conn_open(fs, &r.c);
     if (rc == 0)
         rc = dbfs_snap_find(r.c, name, &r.snap);
+    /* A shared server serving alone reads the log from now on. */
+    if (rc == 0 && r.notify)
+        rc = dbfs_snap_notify(r.c);
     if (rc == -ENOENT) {
         g_printerr("pgnfs snapshot restore: no snapshot named %s\n", name);
         goto out;

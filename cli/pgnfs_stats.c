@@ -585,12 +585,14 @@ static void pgnfs_stats_frontend(const pgnfs_sample *cur, const pgnfs_sample *pr
         printf("frontend     not reported by this server\n");
         return;
     }
-    if (strcmp(coh, "shared") == 0)
+    if (strcmp(coh, "shared") == 0 && pgnfs_get(cur, "pgnfs_frontend_solo", NULL) > 0)
+        printf("frontend     #%s, coherence shared, alone so far (caches as in single mode)\n", id);
+    else if (strcmp(coh, "shared") == 0)
         printf("frontend     #%s, coherence shared (%s), %.1f invalidations/s, %.1f barriers/s\n",
                id,
                pgnfs_get(cur, "pgnfs_frontend_listening", NULL) > 0
-                   ? "receiving invalidations"
-                   : "NOT receiving invalidations: caches bypassed",
+                   ? "reading invalidations"
+                   : "NOT reading invalidations: caches bypassed",
                pgnfs_delta(cur, prev, "pgnfs_frontend_invalidations_total") / dt,
                pgnfs_delta(cur, prev, "pgnfs_frontend_barriers_total") / dt);
     else

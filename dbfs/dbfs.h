@@ -192,6 +192,7 @@ typedef struct {
     unsigned char secret[DBFS_SECRET_LEN]; /* handle MAC key */
     uint32_t root_gen;
     uint64_t hybrid_threshold; /* hybrid: a file larger gets its own table */
+    bool citus;                /* the database is a Citus coordinator */
 } dbfs_info;
 
 typedef struct {
@@ -647,9 +648,10 @@ int dbfs_fsck(dbfs *fs, const dbfs_fsck_opts *opts, dbfs_fsck_report *out);
  * Every server registers in pgnfs_frontends (schema/005_frontends.sql)
  * and keeps its row live with a heartbeat. With coherence `single` (one
  * server, exact caches, the default) a server refuses to start beside
- * another live one; with `shared`, servers listen for each other's
- * invalidations and a request answered from the caches has seen every
- * change committed before it arrived (the argument: dbfs_coh.c). */
+ * another live one; with `shared`, servers read each other's
+ * invalidations from a log (schema/010_inval_log.sql) and a request
+ * answered from the caches has seen every change committed before it
+ * arrived (the argument: dbfs_coh.c, dbfs_coh_log.c). */
 
 /* A row whose heartbeat is older than this many seconds, or whose
  * database session is gone, belongs to a dead server: it does not count. */
@@ -664,11 +666,14 @@ typedef struct {
 
 /*
  * dbfs_frontend_start -- register fs's server, on a session and a thread
- * of its own that heartbeats and (shared) listens for invalidations;
- * resets the caches once listening. Call after the server's listener is
- * open and before it serves. Returns 0; -EBUSY with *why (g_malloc'd: a
- * message naming the other server and what to change) when another live
- * server is in the way (single: any; shared: one in single mode); or
+ * of its own that heartbeats and (shared) reads the invalidation log;
+ * resets the caches once reading. A shared server that joins others waits
+ * (at most DBFS_FRONTEND_STALE_S + 10 s) until one serving alone reads
+ * the log too. Call after the server's listener is open and before it
+ * serves. Returns 0; -EBUSY with *why (g_malloc'd: a message naming the
+ * other server and what to change) when another live server is in the
+ * way (single: any; shared: one in single mode, or a lone one that did
+ * not start reading the log); or
  * -EAGAIN / -EIO / -ENOMEM with *why saying so. dbfs_frontend_stop ends
  * it and deletes the row (no-op when not started).
  */
@@ -686,8 +691,10 @@ void dbfs_conn_request(dbfs_conn *c);
 /* This server's part (all zero when not registered). */
 typedef struct {
     bool registered, shared, up; /* up: invalidations are being received */
+    bool solo;                   /* shared, alone so far: no barriers */
     int64_t id;
     uint64_t calls, invalidations, barriers;
+    uint64_t resets; /* the caches emptied: log trimmed past us, or joined */
 } dbfs_frontend_stats;
 
 /* dbfs_frontend_figures -- fill *out. Cannot fail. */
@@ -703,6 +710,7 @@ typedef struct {
     uint64_t calls, stat_entries, naming_entries, buffer_bytes, small_bytes, writeback_bytes;
     uint64_t invalidations;
     bool live;
+    bool solo; /* shared, registered alone, not reading the log yet */
 } dbfs_frontend_row;
 
 /*

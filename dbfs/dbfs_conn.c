@@ -174,7 +174,8 @@ static int dbfs_conn_setup(dbfs_conn *c)
         return -EIO;
     }
     for (i = 0; i < DBFS_ST_NWORKER; i++) {
-        if (!PQsendPrepare(c->pg, dbfs_stmts[i].name, dbfs_stmts[i].sql, 0, NULL))
+        if (!PQsendPrepare(c->pg, dbfs_stmts[i].name,
+                           dbfs_stmt_sql((dbfs_stmt)i, c->fs && c->fs->info.citus), 0, NULL))
             break;
     }
     if (i < DBFS_ST_NWORKER ||

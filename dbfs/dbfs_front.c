@@ -31,6 +31,7 @@ enum {
     DBFS_FL_SMALL,
     DBFS_FL_WB,
     DBFS_FL_INVAL,
+    DBFS_FL_SOLO,
     DBFS_FL_LIVE,
     DBFS_FL_NCOLS
 };
@@ -65,6 +66,7 @@ int dbfs_admin_frontends(dbfs_admin *a, int (*cb)(const dbfs_frontend_row *r, vo
             .writeback_bytes = (uint64_t)dbfs_get_i8(r, i, DBFS_FL_WB),
             .invalidations = (uint64_t)dbfs_get_i8(r, i, DBFS_FL_INVAL),
             .live = PQgetlength(r, i, DBFS_FL_LIVE) == 1 && PQgetvalue(r, i, DBFS_FL_LIVE)[0],
+            .solo = PQgetlength(r, i, DBFS_FL_SOLO) == 1 && PQgetvalue(r, i, DBFS_FL_SOLO)[0],
         };
         rc = cb(&f, arg);
     }

@@ -399,7 +399,8 @@ static int dbfs_upgrade(dbfs_conn *a, dbfs_facts *f)
     return dbfs_adm_functions(a);
 }
 
-/* The hybrid threshold (a fact of schema version 2 on) into *info. */
+/* The hybrid threshold (a fact of schema version 2 on) into *info, and
+ * whether the database is a Citus coordinator. */
 static int dbfs_facts_threshold(dbfs_conn *a, dbfs_info *info)
 {
     PGresult *r;
@@ -414,6 +415,12 @@ static int dbfs_facts_threshold(dbfs_conn *a, dbfs_info *info)
         info->hybrid_threshold = (uint64_t)dbfs_get_i8(r, 0, 0);
     }
     PQclear(r);
+    if (rc == 0)
+        rc = dbfs_exec(a, DBFS_ST_ADM_CITUS, NULL, &r);
+    if (rc == 0) {
+        info->citus = PQntuples(r) == 1 && PQgetlength(r, 0, 0) == 1 && PQgetvalue(r, 0, 0)[0];
+        PQclear(r);
+    }
     return rc;
 }
 

@@ -25,7 +25,8 @@
  *     dbfs_wb.c             the write-back buffer of UNSTABLE writes
  *     dbfs_dirlist.c        READDIR pages from the listing cache
  *     dbfs_attr.c dbfs_names.c dbfs_readdir.c dbfs_read.c dbfs_write.c
- *     dbfs_stats.c dbfs_fs.c dbfs_admin.c dbfs_fsck.c dbfs_coh.c
+ *     dbfs_stats.c dbfs_fs.c dbfs_admin.c dbfs_fsck.c dbfs_coh_log.c
+ *     dbfs_coh.c
  *     dbfs_front.c                                     (the API, dbfs.h)
  */
 #ifndef PGNFS_DBFS_INT_H

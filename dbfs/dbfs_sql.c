@@ -49,6 +49,12 @@ _Static_assert(DBFS_ROOT_INO == 1 && DBFS_REG == 1 && DBFS_DIR == 2 && DBFS_MAY_
 
 #define DBFS_CRED_ARGS(a, b, c) "$" #a "::int8, $" #b "::int8, $" #c "::int8[]"
 
+/* Statements with a .citus text: on a Citus coordinator (schema
+ * distributed by tests/citus/distribute.sql: fileatt and allfiles by inode,
+ * naming by parent) a join of naming with fileatt on naming.inode spans
+ * shards, which Citus plans only when each table is read on its own (CTEs
+ * it runs first); on PostgreSQL that form can plan worse (a listing's
+ * merge join over all of fileatt), so PostgreSQL keeps the joins. */
 const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     /* Run once per worker session: dbfs's functions lock what they change
      * and rely on READ COMMITTED (each statement sees what committed before
@@ -69,20 +75,37 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                              "") " FROM fileatt"
                                  " WHERE inode = $1::int8 AND generation = $2::int4"},
     /* The directory, and the entry's file when the name exists. */
-    [DBFS_ST_LOOKUP] = {"pgnfs_lookup",
-                        "SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
-                            "f.") " FROM fileatt d"
-                                  " LEFT JOIN naming n ON n.parent = d.inode AND n.name = $3::bytea"
-                                  " LEFT JOIN fileatt f ON f.inode = n.inode"
-                                  " WHERE d.inode = $1::int8 AND d.generation = $2::int4"},
-    /* A directory and its parent (NULLs for the root, which has no name). */
+    [DBFS_ST_LOOKUP] =
+        {"pgnfs_lookup",
+         "SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
+             "f.") " FROM fileatt d"
+                   " LEFT JOIN naming n ON n.parent = d.inode AND n.name = $3::bytea"
+                   " LEFT JOIN fileatt f ON f.inode = n.inode"
+                   " WHERE d.inode = $1::int8 AND d.generation = $2::int4",
+         .citus =
+             "WITH d AS (SELECT * FROM fileatt WHERE inode = $1::int8 AND generation = $2::int4),"
+             " n AS (SELECT inode FROM naming WHERE parent = $1::int8 AND name = $3::bytea),"
+             " f AS (SELECT * FROM fileatt WHERE inode = (SELECT inode FROM n))"
+             " SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
+                 "f.") " FROM d LEFT JOIN f ON true"},
+    /* A directory and its parent (NULLs for the root, which has no name).
+     * Three single-table parts: on Citus a name is found by its inode on
+     * every shard (naming is distributed by parent), which a join with
+     * fileatt could not do; PostgreSQL inlines them into one plan. */
     [DBFS_ST_PARENT] =
         {"pgnfs_parent",
-         "SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
-             "p.") " FROM fileatt d"
-                   " LEFT JOIN naming n ON n.inode = d.inode AND d.type = " DBFS_SQL_T_DIR
-                   " LEFT JOIN fileatt p ON p.inode = n.parent"
-                   " WHERE d.inode = $1::int8 AND d.generation = $2::int4 LIMIT 1"},
+         "WITH d AS (SELECT * FROM fileatt WHERE inode = $1::int8 AND generation = $2::int4),"
+         " up AS (SELECT parent FROM naming WHERE inode = $1::int8 LIMIT 1),"
+         " p AS (SELECT * FROM fileatt WHERE inode = (SELECT parent FROM up))"
+         " SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
+             "p.") " FROM d LEFT JOIN p ON d.type = " DBFS_SQL_T_DIR " LIMIT 1",
+         .citus =
+             "WITH d AS (SELECT * FROM fileatt WHERE inode = $1::int8 AND generation = $2::int4),"
+             " up AS (SELECT parent FROM naming WHERE inode = $1::int8 LIMIT 1),"
+             " p AS (SELECT * FROM fileatt WHERE inode = (SELECT parent FROM up))"
+             " SELECT " DBFS_ATTR_COLS("d.") ", " DBFS_ATTR_COLS(
+                 "p.") " FROM d"
+                       " LEFT JOIN p ON d.type = " DBFS_SQL_T_DIR " LIMIT 1"},
     [DBFS_ST_READLINK] = {"pgnfs_readlink",
                           "SELECT " DBFS_ATTR_COLS(
                               "") ", target FROM fileatt"
@@ -91,11 +114,17 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_READDIR] = {"pgnfs_readdir", "SELECT n.cookie, n.inode, n.name FROM naming n"
                                           " WHERE n.parent = $1::int8 AND n.cookie > $2::int8"
                                           " ORDER BY n.cookie LIMIT $3::int8"},
-    [DBFS_ST_READDIRPLUS] = {"pgnfs_readdirplus",
-                             "SELECT n.cookie, n.inode, n.name, " DBFS_ATTR_COLS(
-                                 "f.") " FROM naming n JOIN fileatt f ON f.inode = n.inode"
-                                       " WHERE n.parent = $1::int8 AND n.cookie > $2::int8"
-                                       " ORDER BY n.cookie LIMIT $3::int8"},
+    [DBFS_ST_READDIRPLUS] =
+        {"pgnfs_readdirplus",
+         "SELECT n.cookie, n.inode, n.name, " DBFS_ATTR_COLS(
+             "f.") " FROM naming n JOIN fileatt f ON f.inode = n.inode"
+                   " WHERE n.parent = $1::int8 AND n.cookie > $2::int8"
+                   " ORDER BY n.cookie LIMIT $3::int8",
+         .citus = "WITH n AS (SELECT cookie, inode, name FROM naming WHERE parent = $1::int8"
+                  " AND cookie > $2::int8 ORDER BY cookie LIMIT $3::int8)"
+                  " SELECT n.cookie, n.inode, n.name, " DBFS_ATTR_COLS(
+                      "f.") " FROM n"
+                            " JOIN fileatt f ON f.inode = n.inode ORDER BY n.cookie"},
     /* A directory's whole listing (the listing cache, dbfs_dirlist.c): its
      * change counter and parent, and every entry, in one snapshot; at most
      * $3 rows (an empty directory gives one row of NULL entry columns). */
@@ -108,7 +137,18 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          " LEFT JOIN naming n ON n.parent = d.inode"
          " LEFT JOIN fileatt f ON f.inode = n.inode"
          " WHERE d.inode = $1::int8 AND d.generation = $2::int4 AND d.type = " DBFS_SQL_T_DIR
-         " ORDER BY n.cookie LIMIT $3::int8"},
+         " ORDER BY n.cookie LIMIT $3::int8",
+         .citus = "WITH d AS (SELECT change FROM fileatt WHERE inode = $1::int8 AND generation = "
+                  "$2::int4"
+                  " AND type = " DBFS_SQL_T_DIR "),"
+                  " up AS (SELECT parent FROM naming WHERE inode = $1::int8 LIMIT 1),"
+                  " p AS (SELECT inode, generation FROM fileatt"
+                  "  WHERE inode = coalesce((SELECT parent FROM up), $1::int8)),"
+                  " n AS (SELECT cookie, inode, name FROM naming WHERE parent = $1::int8),"
+                  " f AS (SELECT n.inode, a.generation FROM n JOIN fileatt a ON a.inode = n.inode)"
+                  " SELECT d.change, p.inode, p.generation, n.cookie, n.inode, f.generation, n.name"
+                  " FROM d LEFT JOIN p ON true LEFT JOIN n ON true LEFT JOIN f ON f.inode = n.inode"
+                  " ORDER BY n.cookie LIMIT $3::int8"},
     [DBFS_ST_SETATTR] = {"pgnfs_setattr",
                          "SELECT * FROM pgnfs_setattr($1::int8, $2::int4, " DBFS_CRED_ARGS(
                              3, 4,
@@ -418,6 +458,9 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_ADM_SET_THRESHOLD] = {"pgnfs_adm_set_threshold",
                                    "UPDATE pgnfs_fs SET hybrid_threshold = $1::int8"},
     [DBFS_ST_ADM_THRESHOLD] = {"pgnfs_adm_threshold", "SELECT hybrid_threshold FROM pgnfs_fs"},
+    /* Is the database a Citus coordinator (the .citus statements)? */
+    [DBFS_ST_ADM_CITUS] = {"pgnfs_adm_citus",
+                           "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')"},
 
     /* pgnfs du / find (dbfs_admin.c). One name in a directory. */
     [DBFS_ST_ADMIN_LOOKUP] = {"pgnfs_admin_lookup",
@@ -594,33 +637,44 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                            " LEFT JOIN pgnfs_xform_chain c ON c.id = p.chain"
                            " WHERE coalesce(f.chain, 0) <> coalesce(p.chain, 0)"
                            " ORDER BY f.inode"},
-    /* Several frontends (schema/005_frontends.sql). A live row: heartbeat
-     * younger than $1 seconds and its session still connected. */
+    /* Several frontends (schema/005_frontends.sql). Rows with a heartbeat
+     * younger than $1 seconds, and (column 8) whether their session is
+     * still connected: live when it is. A solo row whose session is gone
+     * may still answer from its caches until its heartbeat is stale. */
     [DBFS_ST_FRONT_LIVE] = {"pgnfs_front_live",
                             "SELECT id, host, address, port, pid, coherence,"
-                            " extract(epoch FROM now() - heartbeat)::int8"
+                            " extract(epoch FROM now() - heartbeat)::int8, coalesce(pidns, ''),"
+                            " EXISTS (SELECT 1 FROM pg_stat_activity a"
+                            "         WHERE a.pid = f.backend_pid), solo"
                             " FROM pgnfs_frontends f"
                             " WHERE heartbeat > now() - make_interval(secs => $1::int8)"
-                            "   AND EXISTS (SELECT 1 FROM pg_stat_activity a"
-                            "               WHERE a.pid = f.backend_pid)"
                             " ORDER BY id"},
-    /* Register: rows that are not live go (dead servers), ours comes in. */
+    /* Register: rows that are not live go (dead servers; a solo one only
+     * once its heartbeat is stale), ours comes in. */
     [DBFS_ST_FRONT_INSERT] = {"pgnfs_front_insert",
                               "WITH gone AS (DELETE FROM pgnfs_frontends f"
                               "  WHERE heartbeat <= now() - make_interval(secs => $6::int8)"
-                              "     OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a"
-                              "                    WHERE a.pid = f.backend_pid))"
+                              "     OR (NOT solo AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a"
+                              "                    WHERE a.pid = f.backend_pid)))"
                               " INSERT INTO pgnfs_frontends (host, address, port, pid, coherence,"
-                              "   backend_pid)"
+                              "   backend_pid, solo, pidns)"
                               " VALUES ($1::text, $2::text, $3::int4, $4::int4, $5::text,"
-                              "   pg_backend_pid()) RETURNING id"},
+                              "   pg_backend_pid(), $7::bool, $8::text) RETURNING id"},
     [DBFS_ST_FRONT_BEAT] = {"pgnfs_front_beat",
                             "UPDATE pgnfs_frontends SET heartbeat = now(),"
                             " backend_pid = pg_backend_pid(), calls = $2::int8,"
                             " stat_entries = $3::int8, naming_entries = $4::int8,"
                             " buffer_bytes = $5::int8, small_bytes = $6::int8,"
-                            " writeback_bytes = $7::int8, invalidations = $8::int8"
-                            " WHERE id = $1::int8 RETURNING id"},
+                            " writeback_bytes = $7::int8, invalidations = $8::int8,"
+                            " inval_horizon = $9::text::xid8"
+                            " WHERE id = $1::int8"
+                            /* Shared servers that read the log, besides us, with a
+                             * heartbeat younger than $10 s: one that is solo leaves
+                             * solo when it sees one. */
+                            " RETURNING id, (SELECT count(*) FROM pgnfs_frontends o"
+                            "   WHERE o.id <> $1::int8 AND o.coherence = 'shared'"
+                            "     AND NOT o.solo"
+                            "     AND o.heartbeat > now() - make_interval(secs => $10::int8))"},
     [DBFS_ST_FRONT_DELETE] = {"pgnfs_front_delete",
                               "DELETE FROM pgnfs_frontends WHERE id = $1::int8"},
     /* pgnfs frontends: every row, live ($1 as in LIVE) or not. */
@@ -629,7 +683,7 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                             " extract(epoch FROM now() - started)::int8,"
                             " extract(epoch FROM now() - heartbeat)::int8, calls,"
                             " stat_entries, naming_entries, buffer_bytes, small_bytes,"
-                            " writeback_bytes, invalidations,"
+                            " writeback_bytes, invalidations, solo,"
                             " (heartbeat > now() - make_interval(secs => $1::int8)"
                             "  AND EXISTS (SELECT 1 FROM pg_stat_activity a"
                             "              WHERE a.pid = f.backend_pid))"
@@ -645,8 +699,6 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                 "    || ' ' || coalesce(state, '?') || ' '"
                                 "    || coalesce(sync_state, '?'), ', '), '')"
                                 "  FROM pg_stat_replication)"},
-    /* A frontend's barrier: a notification of its own, on the channel. */
-    [DBFS_ST_COH_BARRIER] = {"pgnfs_coh_barrier", "SELECT pg_notify('pgnfs_inval', $1::text)"},
     /* Snapshot administration (21_snap.sql; dbfs_snap_admin.c). */
     [DBFS_ST_SNAP_CREATE] = {"pgnfs_snap_create",
                              "SELECT id, (extract(epoch FROM created) * 1000000)::int8"
@@ -664,6 +716,56 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                               " FROM pgnfs.diff($1::text, $2::text)"},
     [DBFS_ST_SNAP_TICK] = {"pgnfs_snap_tick",
                            "SELECT name, taken FROM pgnfs_snap_tick($1::int8, $2::int4, $3::text)"},
+    /* A frontend's read of the invalidation log (dbfs_coh_log.c): the rows
+     * of transactions its last snapshot could not see ($1 its xmax, NULL:
+     * none; $2 its in-progress xids) that are not its own ($3), and this
+     * snapshot's figures and the trim mark, in one statement (one
+     * snapshot). Prepared on the reading session by libpq itself. */
+    [DBFS_ST_COH_READ] = {"pgnfs_coh_read",
+                          "SELECT 1, l.xid::text, l.kind::text, l.ino, l.name, NULL::text,"
+                          "   NULL::text"
+                          " FROM pgnfs_inval_log l"
+                          " WHERE $1::xid8 IS NOT NULL"
+                          "   AND (l.xid >= $1::xid8 OR l.xid = ANY ($2::xid8[]))"
+                          "   AND l.origin IS DISTINCT FROM $3::int8"
+                          " UNION ALL"
+                          " SELECT 0, pg_snapshot_xmax(s)::text, NULL, NULL, NULL,"
+                          "   array_to_string(ARRAY(SELECT pg_snapshot_xip(s)), ','),"
+                          "   (SELECT below FROM pgnfs_inval_trim)::text"
+                          " FROM pg_current_snapshot() s"},
+    /* Trim the log below the oldest horizon of the live servers that read
+     * it ($1 as in LIVE), none while one of them has not reported one
+     * yet; the mark first, in the same transaction. */
+    [DBFS_ST_COH_TRIM] = {"pgnfs_coh_trim",
+                          "WITH h AS (SELECT min(inval_horizon) AS h,"
+                          "   bool_or(inval_horizon IS NULL) AS unknown"
+                          "   FROM pgnfs_frontends f"
+                          "   WHERE coherence = 'shared' AND NOT solo"
+                          "     AND heartbeat > now() - make_interval(secs => $1::int8)"
+                          "     AND EXISTS (SELECT 1 FROM pg_stat_activity a"
+                          "                 WHERE a.pid = f.backend_pid)),"
+                          " t AS (INSERT INTO pgnfs_inval_trim (id, below)"
+                          "   SELECT 1, h FROM h WHERE h IS NOT NULL AND NOT unknown"
+                          "   ON CONFLICT (id) DO UPDATE"
+                          "     SET below = greatest(pgnfs_inval_trim.below, EXCLUDED.below)"
+                          "   RETURNING below)"
+                          " DELETE FROM pgnfs_inval_log WHERE xid < (SELECT below FROM t)"},
+    /* A solo server reads the log now ($2: its horizon); also a heartbeat. */
+    [DBFS_ST_COH_ACK] = {"pgnfs_coh_ack",
+                         "UPDATE pgnfs_frontends SET solo = false, inval_horizon = $2::text::xid8,"
+                         " heartbeat = now(), backend_pid = pg_backend_pid() WHERE id = $1::int8"},
+    /* Solo servers other than $1 whose heartbeat is younger than $2 s: a
+     * joining server waits until there is none. */
+    [DBFS_ST_COH_SOLOS] = {"pgnfs_coh_solos",
+                           "SELECT count(*) FROM pgnfs_frontends"
+                           " WHERE id <> $1::int8 AND coherence = 'shared' AND solo"
+                           "   AND heartbeat > now() - make_interval(secs => $2::int8)"},
+    /* A joining server wakes the solo one. */
+    [DBFS_ST_COH_JOIN] = {"pgnfs_coh_join", "SELECT pg_notify('pgnfs_join', $1::text)"},
+    /* A change made outside every server (an admin tool): the row
+     * "everything" in the invalidation log. */
+    [DBFS_ST_COH_EVERYTHING] = {"pgnfs_coh_everything",
+                                "INSERT INTO pgnfs_inval_log (kind) VALUES ('*')"},
 };
 
 const char dbfs_sql_vacuum_data[] = "VACUUM allfiles";
@@ -692,7 +794,13 @@ const char dbfs_sql_inval_off[] =
     "    ALTER TABLE naming DISABLE TRIGGER pgnfs_inval_naming;\n"
     "  END IF;\n"
     "END $$";
-const char dbfs_sql_coh_listen[] = "SET synchronous_commit = off; LISTEN pgnfs_inval";
+/* The read runs on a generic plan (planned once: a custom plan per read
+ * would cost more than the read), which must use the index however the
+ * log's statistics look (enable_seqscan off; then the cost figures would
+ * start JIT). */
+const char dbfs_sql_coh_listen[] = "SET plan_cache_mode = force_generic_plan;"
+                                   " SET enable_seqscan = off; SET jit = off;"
+                                   " DEALLOCATE ALL; LISTEN pgnfs_join";
 
 /* mkfs --force: every object the schema files create, gone. Tables first
  * (CASCADE takes the functions over their row types), then what remains. */
@@ -702,6 +810,7 @@ const char dbfs_sql_drop_all[] =
     "DROP TABLE IF EXISTS pgnfs_nlm_lock, pgnfs_nlm_wait, pgnfs_nlm_share, pgnfs_nlm_owner,"
     " pgnfs_nlm_host, pgnfs_nlm_server CASCADE;\n"
     "DROP TABLE IF EXISTS pgnfs_frontends;\n"
+    "DROP TABLE IF EXISTS pgnfs_inval_log, pgnfs_inval_trim;\n"
     "DROP TABLE IF EXISTS allfiles, naming, fileatt, pgnfs_fs CASCADE;\n"
     /* The per-file tables of the inversion and hybrid layouts. */
     "DROP TABLE IF EXISTS pgnfs_filetab;\n"

@@ -87,6 +87,7 @@ typedef enum {
     DBFS_ST_ADM_SET_VERSION,
     DBFS_ST_ADM_SET_THRESHOLD,
     DBFS_ST_ADM_THRESHOLD,
+    DBFS_ST_ADM_CITUS,
     /* pgnfs du / find (dbfs_admin.c) */
     DBFS_ST_ADMIN_LOOKUP,
     DBFS_ST_ADMIN_DU,
@@ -123,7 +124,6 @@ typedef enum {
     DBFS_ST_FRONT_DELETE,
     DBFS_ST_FRONT_LIST,
     DBFS_ST_FRONT_TOPOLOGY,
-    DBFS_ST_COH_BARRIER,
     /* snapshot administration (dbfs_snap_admin.c) */
     DBFS_ST_SNAP_CREATE,
     DBFS_ST_SNAP_DELETE,
@@ -132,6 +132,12 @@ typedef enum {
     DBFS_ST_SNAP_LIST_ALL,
     DBFS_ST_SNAP_DIFF,
     DBFS_ST_SNAP_TICK,
+    DBFS_ST_COH_READ,
+    DBFS_ST_COH_TRIM,
+    DBFS_ST_COH_ACK,
+    DBFS_ST_COH_SOLOS,
+    DBFS_ST_COH_JOIN,
+    DBFS_ST_COH_EVERYTHING,
     DBFS_ST_COUNT
 } dbfs_stmt;
 
@@ -146,9 +152,17 @@ typedef struct {
      * a READ): its batch commits with synchronous_commit off in either
      * mode, unless the batch also holds a change. */
     bool lazy;
+    /* The text on a Citus coordinator, where it differs (NULL: sql). */
+    const char *citus;
 } dbfs_stmt_def;
 
 extern const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT];
+
+/* The text of statement id for a file system on Citus or not. */
+static inline const char *dbfs_stmt_sql(dbfs_stmt id, bool citus)
+{
+    return citus && dbfs_stmts[id].citus ? dbfs_stmts[id].citus : dbfs_stmts[id].sql;
+}
 /* A script that drops every pgnfs object (mkfs with force). */
 extern const char dbfs_sql_drop_all[];
 /* The space guard's VACUUM: of allfiles (layout single), of everything
@@ -161,8 +175,8 @@ extern const char dbfs_sql_checkpoint[];
  * takes the tables' lock only when they are not as wanted already. */
 extern const char dbfs_sql_inval_on[];
 extern const char dbfs_sql_inval_off[];
-/* A frontend's listening session: LISTEN, and commits that need not wait
- * for the disk (its barriers change nothing). */
+/* A frontend's reading session: no statements prepared by name (the log
+ * read is prepared after this), LISTEN for servers that join. */
 extern const char dbfs_sql_coh_listen[];
 
 /* Attribute columns as every statement returns them, in this order. */

@@ -117,18 +117,26 @@ END
 $$;
 
 -- Is directory anc the directory dir itself or one of its ancestors? Walks
--- the names upwards (a directory has exactly one name) to the root.
+-- the names upwards (a directory has exactly one name) to the root, one
+-- lookup per level: a recursive query over naming is one Citus cannot
+-- distribute (naming is distributed by parent, the walk goes by inode).
+-- A name seen twice (a cycle, which fsck reports) ends the walk.
 CREATE OR REPLACE FUNCTION pgnfs_is_ancestor(anc bigint, dir bigint)
 RETURNS boolean LANGUAGE plpgsql STABLE
 AS $$
+DECLARE
+    cur bigint := dir;
+    seen bigint[] := '{}';
 BEGIN
-    RETURN EXISTS (
-        WITH RECURSIVE up(ino) AS (
-            SELECT dir
-            UNION
-            SELECT n.parent FROM naming n JOIN up ON n.inode = up.ino
-             WHERE up.ino <> pgnfs_root_ino()
-        )
-        SELECT 1 FROM up WHERE ino = anc);
+    LOOP
+        IF cur = anc THEN
+            RETURN true;
+        END IF;
+        IF cur IS NULL OR cur = pgnfs_root_ino() OR cur = ANY (seen) THEN
+            RETURN false;
+        END IF;
+        seen := seen || cur;
+        SELECT n.parent INTO cur FROM naming n WHERE n.inode = cur LIMIT 1;
+    END LOOP;
 END
 $$;

@@ -38,6 +38,7 @@ DECLARE
     s    fileatt;
     t    fileatt;
     sino bigint;
+    ncookie bigint;
     tino bigint;
     st   int := 0;
     fdn  int := 0;
@@ -156,8 +157,18 @@ BEGIN
             RETURN NEXT pgnfs_res(0, pgnfs_role_victim(), t);
         END IF;
     END IF;
-    UPDATE naming SET parent = p_tdir, name = p_tname, cookie = nextval('pgnfs_cookie_seq')
-     WHERE parent = p_fdir AND name = p_fname;
+    -- Into another directory the name moves as a delete and an insert: on
+    -- Citus naming is distributed by parent, whose value an UPDATE may not
+    -- change. The new cookie is drawn first: Citus evaluates no volatile
+    -- function inside an UPDATE of a distributed table.
+    ncookie := nextval('pgnfs_cookie_seq');
+    IF same THEN
+        UPDATE naming SET name = p_tname, cookie = ncookie
+         WHERE parent = p_fdir AND name = p_fname;
+    ELSE
+        DELETE FROM naming WHERE parent = p_fdir AND name = p_fname;
+        INSERT INTO naming (parent, name, inode, cookie) VALUES (p_tdir, p_tname, sino, ncookie);
+    END IF;
     UPDATE fileatt SET ctime = pgnfs_next_ctime(ctime, now), change = change + 1
      WHERE inode = sino
     RETURNING * INTO s;

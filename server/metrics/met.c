@@ -182,11 +182,18 @@ static void met_frontend(dbfs *fs, GString *out)
         "# HELP pgnfs_frontend_invalidations_total Invalidations received from the database.\n"
         "# TYPE pgnfs_frontend_invalidations_total counter\n"
         "pgnfs_frontend_invalidations_total %" G_GUINT64_FORMAT "\n"
-        "# HELP pgnfs_frontend_barriers_total Barriers sent before answering from the caches.\n"
+        "# HELP pgnfs_frontend_barriers_total Reads of the invalidation log (barriers).\n"
         "# TYPE pgnfs_frontend_barriers_total counter\n"
-        "pgnfs_frontend_barriers_total %" G_GUINT64_FORMAT "\n",
+        "pgnfs_frontend_barriers_total %" G_GUINT64_FORMAT "\n"
+        "# HELP pgnfs_frontend_solo 1 while a shared server is alone (no barriers).\n"
+        "# TYPE pgnfs_frontend_solo gauge\n"
+        "pgnfs_frontend_solo %d\n"
+        "# HELP pgnfs_frontend_resets_total Caches emptied because the invalidation log was "
+        "trimmed past this server, or it began to read it.\n"
+        "# TYPE pgnfs_frontend_resets_total counter\n"
+        "pgnfs_frontend_resets_total %" G_GUINT64_FORMAT "\n",
         (gint64)f.id, f.shared ? "shared" : "single", f.shared && f.up ? 1 : 0,
-        (guint64)f.invalidations, (guint64)f.barriers);
+        (guint64)f.invalidations, (guint64)f.barriers, f.solo ? 1 : 0, (guint64)f.resets);
 }
 
 /* A label value of the text format: backslash, double quote and newline

@@ -659,13 +659,14 @@ static void test_upgrade(void)
            " DROP TABLE pgnfs_nlm_lock, pgnfs_nlm_wait, pgnfs_nlm_share, pgnfs_nlm_owner,"
            " pgnfs_nlm_host, pgnfs_nlm_server CASCADE;"
            " DROP TYPE pgnfs_nlm_res CASCADE;"
-           /* what later versions add (004: chains, 005: several frontends, 009: links) */
+           /* what later versions add (004: chains, 005: several frontends,
+            * 009: links, 010: the invalidation log) */
            " DROP TABLE pgnfs_xform_link, pgnfs_xform_chain, pgnfs_xform_epoch;"
            " ALTER TABLE fileatt DROP COLUMN chain_sql, DROP COLUMN xlinked;"
            " ALTER TABLE fileatt DROP COLUMN chain;"
            " ALTER TABLE pgnfs_fs DROP COLUMN xform_key_id;"
-           " DROP TABLE pgnfs_frontends;"
-           " DROP FUNCTION pgnfs_inval_fileatt, pgnfs_inval_naming, pgnfs_inval_send CASCADE;"
+           " DROP TABLE pgnfs_frontends, pgnfs_inval_log, pgnfs_inval_trim;"
+           " DROP FUNCTION pgnfs_inval_fileatt, pgnfs_inval_naming, pgnfs_inval_add CASCADE;"
            /* and what 006 (the lean durable path) takes away: naming's keys
             * and fileatt's CHECKs (003 makes the lock tables' keys again) */
            " ALTER TABLE naming ADD FOREIGN KEY (parent) REFERENCES fileatt (inode),"

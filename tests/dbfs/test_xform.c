@@ -132,10 +132,10 @@ static void test_upgrade(void)
            " DROP TRIGGER IF EXISTS pgnfs_xf_inherit ON naming;"
            " ALTER TABLE fileatt DROP COLUMN chain;"
            " ALTER TABLE pgnfs_fs DROP COLUMN xform_key_id;"
-           /* and what 005 (several frontends) adds */
-           " DROP TABLE pgnfs_frontends;"
+           /* and what 005 and 010 (several frontends) add */
+           " DROP TABLE pgnfs_frontends, pgnfs_inval_log, pgnfs_inval_trim;"
            " DROP FUNCTION pgnfs_inval_fileatt, pgnfs_inval_naming,"
-           " pgnfs_inval_send CASCADE;"
+           " pgnfs_inval_add CASCADE;"
            " UPDATE pgnfs_fs SET schema_version = 3, functions_digest = 'version 3'");
     td_rc(tx_open_fs(&e.t, e.conninfo, "zstd", e.key, false), 0);
     g_assert_cmpint(dbfs_get_info(e.t.fs)->schema_version, ==, schema_version);
