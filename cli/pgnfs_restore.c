@@ -38,7 +38,7 @@ typedef struct {
     dbfs_conn *c;
     dbfs_cred root;
     uint32_t snap;
-    bool notify;        /* tell shared servers after each file */
+    dbfs_admin *notify; /* tell shared servers after each file (or NULL) */
     GHashTable *linked; /* snapshot inode -> live dbfs_fh (hard links) */
     char *buf;          /* PGNFS_RESTORE_IO bytes */
     unsigned long files, failed;
@@ -222,7 +222,7 @@ static int pgnfs_restore_item(pgnfs_restore *r, const dbfs_attr *src, dbfs_fh di
     if (rc == 0)
         rc = dbfs_rename(r->c, &r->root, dir, tmp, dir, name, NULL, NULL);
     if (rc == 0 && r->notify)
-        rc = dbfs_snap_notify(r->c);
+        rc = dbfs_snap_notify(r->notify);
     if (rc != 0) {
         g_printerr("pgnfs snapshot restore: %s: %s\n", path, g_strerror(-rc));
         r->failed++;
@@ -264,22 +264,26 @@ static int pgnfs_restore_run(dbfs *fs, const char *conninfo, const char *name, c
 
     if (rc == 0)
         rc = dbfs_admin_frontends(a, pgnfs_restore_server, &servers);
-    dbfs_admin_close(a);
+    if (rc != 0 || servers.shared == 0) {
+        dbfs_admin_close(a);
+        a = NULL;
+    }
     if (rc == 0 && servers.single > 0) {
         g_printerr("pgnfs snapshot restore: a server serves this file system with [cache] "
                    "coherence = single and would not see the files restored: stop it, or copy "
                    "over NFS (cp -a MOUNT/.snapshots/%s%s MOUNT%s)\n",
                    name, src_path, dst_path);
+        dbfs_admin_close(a);
         return PGNFS_EXIT_FAIL;
     }
-    r.notify = servers.shared > 0;
+    r.notify = a;
     if (rc == 0)
         rc = dbfs_conn_open(fs, &r.c);
     if (rc == 0)
         rc = dbfs_snap_find(r.c, name, &r.snap);
     /* A shared server serving alone reads the log from now on. */
     if (rc == 0 && r.notify)
-        rc = dbfs_snap_notify(r.c);
+        rc = dbfs_snap_notify(r.notify);
     if (rc == -ENOENT) {
         g_printerr("pgnfs snapshot restore: no snapshot named %s\n", name);
         goto out;
@@ -325,6 +329,7 @@ out:
     g_free(base);
     if (r.c)
         dbfs_conn_close(r.c);
+    dbfs_admin_close(a);
     return rc == 0 ? PGNFS_EXIT_OK : PGNFS_EXIT_FAIL;
 }
 

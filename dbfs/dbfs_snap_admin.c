@@ -256,8 +256,9 @@ int dbfs_snap_tick(dbfs *fs, dbfs_conn **session, uint64_t every_s, unsigned kee
  * for until it reads the log (its row's solo flag clears) or its heartbeat
  * is stale (it has stopped answering from its caches); then the row
  * "everything" goes to the log, for every server that reads it. */
-int dbfs_snap_notify(dbfs_conn *c)
+int dbfs_snap_notify(dbfs_admin *a)
 {
+    dbfs_conn *c = a->c;
     static const char who[] = "admin";
     dbfs_params p;
     PGresult *r = NULL;

@@ -66,7 +66,8 @@ static GHashTable *st_tree_copy(GHashTable *from)
 
 /* Run pgnfs with args (NULL-terminated) on the server's database; its
  * stdout (g_free) and exit status. */
-static char *st_pgnfs(int *status, const char *const *args)
+/* Run pgnfs ARGS... --conninfo CONNINFO; its exit status into *status. */
+static char *st_pgnfs_on(const char *conninfo, int *status, const char *const *args)
 {
     GPtrArray *argv = g_ptr_array_new();
     char *out = NULL, *errout = NULL;
@@ -77,7 +78,7 @@ static char *st_pgnfs(int *status, const char *const *args)
     for (const char *const *a = args; *a; a++)
         g_ptr_array_add(argv, (char *)*a);
     g_ptr_array_add(argv, "--conninfo");
-    g_ptr_array_add(argv, (char *)tl_server_conninfo(pt.server));
+    g_ptr_array_add(argv, (char *)conninfo);
     g_ptr_array_add(argv, NULL);
     if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, 0, NULL, NULL, &out, &errout, &wait, &err))
         g_error("cannot run pgnfs: %s", err->message);
@@ -87,6 +88,11 @@ static char *st_pgnfs(int *status, const char *const *args)
     g_free(errout);
     g_ptr_array_free(argv, TRUE);
     return out;
+}
+
+static char *st_pgnfs(int *status, const char *const *args)
+{
+    return st_pgnfs_on(tl_server_conninfo(pt.server), status, args);
 }
 
 static void st_snapshot(const char *what, const char *name)
@@ -637,6 +643,45 @@ static void test_visible_schedule(void)
     tl_server_stop(s);
 }
 
+/* pgnfs snapshot restore beside a shared server that serves the file
+ * system alone: such a server answers from its caches without reading the
+ * invalidation log, until restore wakes it; its clients then see the
+ * restored file (a new inode under the old name), not what it cached. */
+static void test_restore_shared(void)
+{
+    const char *set[] = {"cache.coherence=shared", NULL};
+    tl_server *s = tl_server_start(set);
+    nr_ctx *c = nr_open(tl_server_port(s), &pt_root);
+    nr_ctx *m = nr_open(tl_server_port(s), &pt_root);
+    mountres3 mr;
+    nr_fh root, f, g;
+    int status;
+
+    g_assert_nonnull(c);
+    g_assert_cmpint(nr_mnt(m, "/", &mr, &root), ==, 0);
+    nr_close(m);
+    f = pt_create(c, &root, "r", 0644);
+    pt_write(c, &f, 0, "before", 6);
+    const char *mk[] = {"snapshot", "create", "s1", NULL};
+    g_free(st_pgnfs_on(tl_server_conninfo(s), &status, mk));
+    g_assert_cmpint(status, ==, 0);
+    pt_write(c, &f, 0, "after!", 6);
+    /* In the server's caches now: the name, the attributes, the bytes. */
+    g = pt_lookup(c, &root, "r");
+    GByteArray *got = st_read_all(c, &g);
+    g_assert_cmpmem(got->data, got->len, "after!", 6);
+    g_byte_array_free(got, TRUE);
+    const char *rs[] = {"snapshot", "restore", "s1", "/r", NULL};
+    g_free(st_pgnfs_on(tl_server_conninfo(s), &status, rs));
+    g_assert_cmpint(status, ==, 0);
+    g = pt_lookup(c, &root, "r");
+    got = st_read_all(c, &g);
+    g_assert_cmpmem(got->data, got->len, "before", 6);
+    g_byte_array_free(got, TRUE);
+    nr_close(c);
+    tl_server_stop(s);
+}
+
 int main(int argc, char **argv)
 {
     pt_init(&argc, &argv);
@@ -645,5 +690,6 @@ int main(int argc, char **argv)
     pt_add("/snap/snapdir", test_snapdir);
     pt_add("/snap/diff", test_diff);
     pt_add("/snap/visible-schedule", test_visible_schedule);
+    pt_add("/snap/restore-shared", test_restore_shared);
     return pt_run();
 }
