@@ -41,6 +41,9 @@
  *            up --session lost--> down (lookups miss) --reconnect--> up
  *            every DBFS_COH_BEAT_S: heartbeat (when no barrier is in
  *            flight), which also re-registers a row that went away
+ *            up --a renewal (dbfs_renew.h), no barrier in flight--> the
+ *            sessions opened anew; the listening one as after a loss,
+ *            quietly (lookups miss until it LISTENs again, caches reset)
  *
  * NOTES
  *   One thread and two sessions per dbfs (listening, heartbeat), made by
@@ -95,6 +98,8 @@ struct dbfs_coh {
     bool busy;                      /* its statement's results are not all read */
     _Atomic bool up;                /* listening, caches reset since the last loss */
     bool stop;
+    bool renewed;    /* down for a renewal, not a loss: nothing to log (thread) */
+    int renew_watch; /* dbfs_renew_watch's id; -1: none */
     _Atomic uint64_t calls, invalidations, barriers;
     int64_t next_beat_us;
 };
@@ -317,8 +322,9 @@ static int dbfs_coh_connect(dbfs_coh *h)
         dbfs_cache_inval_all(h->fs);
     }
     g_mutex_lock(&h->lock);
-    if (!atomic_load(&h->up) && h->next_beat_us)
+    if (!atomic_load(&h->up) && h->next_beat_us && !h->renewed)
         g_message("frontend: the database session that carries cache invalidations is back");
+    h->renewed = false;
     atomic_store(&h->up, true);
     g_cond_broadcast(&h->cond);
     g_mutex_unlock(&h->lock);
@@ -386,6 +392,35 @@ static int dbfs_coh_beat(dbfs_coh *h)
     return rc;
 }
 
+/* dbfs's renewal watcher (dbfs_renew.h): wake the thread. */
+static void dbfs_coh_renew_wake(void *arg)
+{
+    dbfs_coh_wake(arg);
+}
+
+/* A renewal is due: the heartbeat session is opened anew at once; the
+ * listening one between barriers, as after a loss but quietly (lookups
+ * miss until the loop has it LISTEN again and has reset the caches,
+ * since invalidations sent meanwhile reach no one). */
+static void dbfs_coh_renew(dbfs_coh *h)
+{
+    bool idle;
+
+    dbfs_conn_tend(h->beat);
+    if (!h->shared || !atomic_load(&h->up) || !dbfs_renew_due(h->c))
+        return;
+    g_mutex_lock(&h->lock);
+    idle = !h->inflight && !h->busy;
+    if (idle) {
+        atomic_store(&h->up, false);
+        h->renewed = true;
+        g_cond_broadcast(&h->cond);
+    }
+    g_mutex_unlock(&h->lock);
+    if (idle)
+        dbfs_conn_tend(h->c);
+}
+
 static void *dbfs_coh_main(void *arg)
 {
     dbfs_coh *h = arg;
@@ -401,6 +436,7 @@ static void *dbfs_coh_main(void *arg)
             break;
         }
         g_mutex_unlock(&h->lock);
+        dbfs_coh_renew(h);
         if (h->shared && !atomic_load(&h->up) && dbfs_coh_connect(h) != 0) {
             pfd[0] = (struct pollfd){.fd = h->wake_fd, .events = POLLIN};
             poll(pfd, 1, (int)(DBFS_COH_RETRY_US / 1000));
@@ -550,9 +586,14 @@ int dbfs_frontend_start(dbfs *fs, const dbfs_frontend_self *self, char **why)
     h->address = g_strdup(self->address ? self->address : "");
     h->port = self->port;
     h->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    h->renew_watch = -1;
     rc = h->wake_fd < 0 ? -errno : dbfs_session_open(fs->conninfo, "pgnfs-frontend", &h->beat);
+    if (rc == 0)
+        dbfs_renew_join(fs, h->beat);
     if (rc == 0 && h->shared)
         rc = dbfs_session_open(fs->conninfo, "pgnfs-frontend-listen", &h->c);
+    if (rc == 0 && h->shared)
+        dbfs_renew_join(fs, h->c);
     if (rc == 0)
         rc = dbfs_txn(h->beat, "frontend registration", dbfs_coh_register_txn, &g);
     if (rc == 0)
@@ -568,6 +609,7 @@ int dbfs_frontend_start(dbfs *fs, const dbfs_frontend_self *self, char **why)
     if (h->shared)
         fs->coh_fresh = dbfs_coh_fresh;
     h->thread = g_thread_new("pgnfs-frontend", dbfs_coh_main, h);
+    h->renew_watch = dbfs_renew_watch(fs, dbfs_coh_renew_wake, h);
     g_message("frontend %" G_GINT64_FORMAT " registered (coherence %s)", (gint64)h->id,
               h->shared ? "shared: caches follow every frontend's changes" : "single");
     return 0;
@@ -582,6 +624,7 @@ void dbfs_frontend_stop(dbfs *fs)
 
     if (!h)
         return;
+    dbfs_renew_unwatch(fs, h->renew_watch);
     g_mutex_lock(&h->lock);
     h->stop = true;
     g_cond_broadcast(&h->cond);

@@ -16,6 +16,11 @@
  *   A worker's life: RUNNING (pop, dispatch, reply) --stop job--> EXITED
  *   (its connection closed, on_exit called).
  *
+ *   Renewals (dbfs_renew.h): when the space guard asks for every database
+ *   connection to be opened anew, each worker gets a renew job (jobs with
+ *   srv_worker_renew_ops), so an idle one does it at once
+ *   (dbfs_conn_tend); a busy one has done it before its next batch.
+ *
  * NOTES
  *   Queues: one GAsyncQueue per worker (its lock is shared only by the
  *   event thread and that worker; there is no lock common to all calls).
@@ -37,6 +42,7 @@
 
 #include <glib.h>
 
+#include "dbfs_renew.h"
 #include "srv_pool.h"
 #include "srv_worker.h"
 
@@ -70,6 +76,7 @@ struct srv_workers {
     unsigned next; /* where the next scan for the least busy starts */
     bool stopping;
     atomic_uint running;
+    int renew_watch; /* dbfs_renew_watch's id; -1: none */
 };
 
 void srv_job_free(srv_job *job)
@@ -104,6 +111,31 @@ static void srv_worker_connect(srv_worker *w)
     w->db_down = true;
 }
 
+/* A renew job is freed by whoever ends it (a worker, or srv_workers_join). */
+static void srv_worker_renew_done(srv_job *job)
+{
+    srv_job_free(job);
+}
+
+static const srv_job_ops srv_worker_renew_ops = {.reply = NULL, .done = srv_worker_renew_done};
+
+/* dbfs's renewal watcher: a renew job for every worker (from the thread
+ * that asked for the renewal; pushing is all it does). */
+static void srv_workers_renew(void *arg)
+{
+    srv_workers *all = arg;
+
+    for (unsigned i = 0; i < all->n; i++) {
+        srv_job *job;
+
+        if (!all->w[i].started)
+            continue;
+        job = g_new0(srv_job, 1);
+        job->ops = &srv_worker_renew_ops;
+        g_async_queue_push(all->w[i].queue, job);
+    }
+}
+
 /* One call: dispatch, reply, finish. */
 static void srv_worker_run(srv_worker *w, srv_job *job)
 {
@@ -132,6 +164,11 @@ static void *srv_worker_main(void *arg)
             srv_job_free(job);
             break;
         }
+        if (job->ops == &srv_worker_renew_ops) {
+            dbfs_conn_tend(w->db);
+            srv_job_free(job);
+            continue;
+        }
         srv_worker_run(w, job);
     }
     if (w->db) {
@@ -156,6 +193,7 @@ srv_workers *srv_workers_new(unsigned n, dbfs *fs, const srv_env *env, void (*on
     all->user = user;
     all->n = n;
     all->w = g_new0(srv_worker, n ? n : 1);
+    all->renew_watch = -1;
     atomic_init(&all->running, 0);
     for (unsigned i = 0; i < n; i++) {
         srv_worker *w = &all->w[i];
@@ -188,6 +226,8 @@ int srv_workers_start(srv_workers *all)
         w->started = true;
     }
     pthread_attr_destroy(&attr);
+    if (all->fs)
+        all->renew_watch = dbfs_renew_watch(all->fs, srv_workers_renew, all);
     return rc;
 }
 
@@ -260,6 +300,8 @@ void srv_workers_join(srv_workers *all)
 {
     srv_job *job;
 
+    dbfs_renew_unwatch(all->fs, all->renew_watch);
+    all->renew_watch = -1;
     srv_workers_stop(all);
     for (unsigned i = 0; i < all->n; i++) {
         srv_worker *w = &all->w[i];
