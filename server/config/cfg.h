@@ -63,7 +63,7 @@ typedef struct {
     /* [server] */
     char *listen;                         /* address; default "0.0.0.0" */
     unsigned port;                        /* NFS and MOUNT, TCP and UDP; default 2049 */
-    unsigned threads;                     /* worker threads = database connections; default 4 */
+    unsigned threads;                     /* worker threads = database connections; default 16 */
     bool udp;                             /* default true */
     bool rpcbind;                         /* register with a running rpcbind; default true */
     unsigned max_connections;             /* TCP clients at once; default 1024 */

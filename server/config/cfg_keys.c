@@ -38,7 +38,7 @@ const cfg_key cfg_keys[] = {
     {"embedded", "restart", CFG_T_BOOL, offsetof(cfg, pg_restart), "true", 0, 0, NULL, false},
     {"server", "listen", CFG_T_ADDR, offsetof(cfg, listen), "0.0.0.0", 0, 0, NULL, true},
     {"server", "port", CFG_T_UINT, offsetof(cfg, port), "2049", 0, 65535, NULL, false},
-    {"server", "threads", CFG_T_UINT, offsetof(cfg, threads), "4", 1, 256, NULL, false},
+    {"server", "threads", CFG_T_UINT, offsetof(cfg, threads), "16", 1, 256, NULL, false},
     {"server", "udp", CFG_T_BOOL, offsetof(cfg, udp), "true", 0, 0, NULL, false},
     {"server", "rpcbind", CFG_T_BOOL, offsetof(cfg, rpcbind), "true", 0, 0, NULL, false},
     {"server", "max_connections", CFG_T_UINT, offsetof(cfg, max_connections), "1024", 1, 65536,

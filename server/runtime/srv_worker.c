@@ -24,8 +24,13 @@
  * NOTES
  *   Queues: one GAsyncQueue per worker (its lock is shared only by the
  *   event thread and that worker; there is no lock common to all calls).
- *   The event thread puts a call on the worker with the fewest calls
- *   queued or running, scanning from a rotating start.
+ *   The event thread puts a call on the lowest-numbered idle worker whose
+ *   database connection is up, so light load stays on a few connections
+ *   whose backends are warm (their caches, plans and pages); when none is
+ *   idle, on the worker with the fewest calls queued or running, those
+ *   with a connection first. A worker whose connection is down is offered
+ *   calls only when no other can take them, so it tries to connect again
+ *   by itself (every SRV_RECONNECT_US while it waits for calls).
  *   Stacks are SRV_WORKER_STACK: rpcgen's XDR recurses once per entry of
  *   a READDIR/READDIRPLUS reply.
  *   A job and its record belong to the worker once queued; its ops->done
@@ -61,6 +66,7 @@ typedef struct {
     GAsyncQueue *queue;      /* of srv_job *; the stop job has no ops */
     atomic_uint pending;     /* jobs queued or running */
     dbfs_conn *db;           /* NULL while the database is unreachable */
+    atomic_bool up;          /* db is open (read by the event thread) */
     bool db_down;            /* the last connection attempt failed (logged once) */
     int64_t next_connect_us; /* monotonic: earliest reconnection attempt */
     srv_buf out;             /* reply buffer, reused */
@@ -73,7 +79,6 @@ struct srv_workers {
     void *user;
     srv_worker *w;
     unsigned n;
-    unsigned next; /* where the next scan for the least busy starts */
     bool stopping;
     atomic_uint running;
     int renew_watch; /* dbfs_renew_watch's id; -1: none */
@@ -100,6 +105,7 @@ static void srv_worker_connect(srv_worker *w)
         if (w->db_down)
             g_message("worker %u: database connection is back", w->index);
         w->db_down = false;
+        atomic_store(&w->up, true);
         return;
     }
     w->db = NULL;
@@ -159,7 +165,15 @@ static void *srv_worker_main(void *arg)
     srv_req_keep_begin();
     srv_worker_connect(w);
     for (;;) {
-        srv_job *job = g_async_queue_pop(w->queue);
+        srv_job *job;
+
+        /* Down: try again now and then, since calls go to others. */
+        if (w->db)
+            job = g_async_queue_pop(w->queue);
+        else if ((job = g_async_queue_timeout_pop(w->queue, SRV_RECONNECT_US)) == NULL) {
+            srv_worker_connect(w);
+            continue;
+        }
         if (!job->ops) {
             srv_job_free(job);
             break;
@@ -172,6 +186,7 @@ static void *srv_worker_main(void *arg)
         srv_worker_run(w, job);
     }
     if (w->db) {
+        atomic_store(&w->up, false);
         dbfs_conn_close(w->db);
         w->db = NULL;
     }
@@ -201,6 +216,7 @@ srv_workers *srv_workers_new(unsigned n, dbfs *fs, const srv_env *env, void (*on
         w->index = i;
         w->queue = g_async_queue_new();
         atomic_init(&w->pending, 0);
+        atomic_init(&w->up, false);
     }
     return all;
 }
@@ -231,31 +247,36 @@ int srv_workers_start(srv_workers *all)
     return rc;
 }
 
-/* The started worker with the fewest calls, scanning from a rotating start. */
-static srv_worker *srv_workers_least_busy(srv_workers *all)
+/* Which worker takes the next call: the lowest-numbered idle one with its
+ * connection up; else the one with the fewest calls, connection up first,
+ * the lowest-numbered among equals. NULL when none started. */
+static srv_worker *srv_workers_pick(srv_workers *all)
 {
     srv_worker *best = NULL;
     unsigned best_pending = 0;
+    bool best_up = false;
 
-    for (unsigned k = 0; k < all->n; k++) {
-        srv_worker *w = &all->w[(all->next + k) % all->n];
+    for (unsigned i = 0; i < all->n; i++) {
+        srv_worker *w = &all->w[i];
         unsigned p = atomic_load(&w->pending);
+        bool up = atomic_load(&w->up);
+
         if (!w->started)
             continue;
-        if (!best || p < best_pending) {
+        if (p == 0 && up)
+            return w;
+        if (!best || (up && !best_up) || (up == best_up && p < best_pending)) {
             best = w;
             best_pending = p;
+            best_up = up;
         }
-        if (p == 0)
-            break;
     }
-    all->next = all->n ? (all->next + 1) % all->n : 0;
     return best;
 }
 
 void srv_workers_submit(srv_workers *all, srv_job *job)
 {
-    srv_worker *w = all->stopping ? NULL : srv_workers_least_busy(all);
+    srv_worker *w = all->stopping ? NULL : srv_workers_pick(all);
 
     if (!w) { /* stopping, or no worker thread runs (start-up failed) */
         job->ops->done(job);
