@@ -22,8 +22,12 @@
  *   (dbfs_conn_tend); a busy one has done it before its next batch.
  *
  * NOTES
- *   Queues: one GAsyncQueue per worker (its lock is shared only by the
- *   event thread and that worker; there is no lock common to all calls).
+ *   Queues: one per worker (srv_wq: its lock is shared only by the event
+ *   thread and that worker; there is no lock common to all calls). The
+ *   pusher wakes a sleeping worker after it has let the lock go, so the
+ *   woken worker does not meet the lock still held (GAsyncQueue signals
+ *   under its lock: two more futex calls and often a context switch per
+ *   call).
  *   The event thread puts a call on the lowest-numbered idle worker whose
  *   database connection is up, so light load stays on a few connections
  *   whose backends are warm (their caches, plans and pages); when none is
@@ -58,12 +62,82 @@
 /* Worker thread stack: rpcgen's XDR recurses once per READDIR entry. */
 #define SRV_WORKER_STACK (16u * 1024u * 1024u)
 
+/* A worker's queue of srv_job *: many may push (the event thread, a
+ * renewal), its worker pops. */
+typedef struct {
+    GMutex lock;
+    GCond cond;
+    GQueue jobs;   /* under lock */
+    bool sleeping; /* under lock: the worker waits on cond */
+} srv_wq;
+
+static void srv_wq_init(srv_wq *q)
+{
+    g_mutex_init(&q->lock);
+    g_cond_init(&q->cond);
+    g_queue_init(&q->jobs);
+    q->sleeping = false;
+}
+
+static void srv_wq_clear(srv_wq *q)
+{
+    g_queue_clear(&q->jobs);
+    g_cond_clear(&q->cond);
+    g_mutex_clear(&q->lock);
+}
+
+/* Queue job; wake the worker if it sleeps, once the lock is free. */
+static void srv_wq_push(srv_wq *q, srv_job *job)
+{
+    bool wake;
+
+    g_mutex_lock(&q->lock);
+    g_queue_push_tail(&q->jobs, job);
+    wake = q->sleeping;
+    q->sleeping = false;
+    g_mutex_unlock(&q->lock);
+    if (wake)
+        g_cond_signal(&q->cond);
+}
+
+/* The next job, waiting for one until `until` (g_get_monotonic_time;
+ * 0: for ever). NULL when none came in time. */
+static srv_job *srv_wq_pop(srv_wq *q, int64_t until)
+{
+    srv_job *job;
+
+    g_mutex_lock(&q->lock);
+    while ((job = g_queue_pop_head(&q->jobs)) == NULL) {
+        q->sleeping = true;
+        if (until == 0)
+            g_cond_wait(&q->cond, &q->lock);
+        else if (!g_cond_wait_until(&q->cond, &q->lock, until)) {
+            job = g_queue_pop_head(&q->jobs);
+            break;
+        }
+    }
+    q->sleeping = false;
+    g_mutex_unlock(&q->lock);
+    return job;
+}
+
+/* The next job if one is queued, else NULL. */
+static srv_job *srv_wq_try_pop(srv_wq *q)
+{
+    srv_job *job;
+
+    g_mutex_lock(&q->lock);
+    job = g_queue_pop_head(&q->jobs);
+    g_mutex_unlock(&q->lock);
+    return job;
+}
+
 typedef struct {
     srv_workers *all;
     unsigned index;
     pthread_t thread;
     bool started, stop_sent;
-    GAsyncQueue *queue;      /* of srv_job *; the stop job has no ops */
+    srv_wq queue;            /* the stop job has no ops */
     atomic_uint pending;     /* jobs queued or running */
     dbfs_conn *db;           /* NULL while the database is unreachable */
     atomic_bool up;          /* db is open (read by the event thread) */
@@ -138,7 +212,7 @@ static void srv_workers_renew(void *arg)
             continue;
         job = g_new0(srv_job, 1);
         job->ops = &srv_worker_renew_ops;
-        g_async_queue_push(all->w[i].queue, job);
+        srv_wq_push(&all->w[i].queue, job);
     }
 }
 
@@ -169,8 +243,8 @@ static void *srv_worker_main(void *arg)
 
         /* Down: try again now and then, since calls go to others. */
         if (w->db)
-            job = g_async_queue_pop(w->queue);
-        else if ((job = g_async_queue_timeout_pop(w->queue, SRV_RECONNECT_US)) == NULL) {
+            job = srv_wq_pop(&w->queue, 0);
+        else if ((job = srv_wq_pop(&w->queue, g_get_monotonic_time() + SRV_RECONNECT_US)) == NULL) {
             srv_worker_connect(w);
             continue;
         }
@@ -214,7 +288,7 @@ srv_workers *srv_workers_new(unsigned n, dbfs *fs, const srv_env *env, void (*on
         srv_worker *w = &all->w[i];
         w->all = all;
         w->index = i;
-        w->queue = g_async_queue_new();
+        srv_wq_init(&w->queue);
         atomic_init(&w->pending, 0);
         atomic_init(&w->up, false);
     }
@@ -283,7 +357,7 @@ void srv_workers_submit(srv_workers *all, srv_job *job)
         return;
     }
     atomic_fetch_add(&w->pending, 1);
-    g_async_queue_push(w->queue, job);
+    srv_wq_push(&w->queue, job);
 }
 
 void srv_workers_stop(srv_workers *all)
@@ -293,7 +367,7 @@ void srv_workers_stop(srv_workers *all)
         srv_worker *w = &all->w[i];
         if (!w->started || w->stop_sent)
             continue;
-        g_async_queue_push(w->queue, g_new0(srv_job, 1));
+        srv_wq_push(&w->queue, g_new0(srv_job, 1));
         w->stop_sent = true;
     }
 }
@@ -329,7 +403,7 @@ void srv_workers_join(srv_workers *all)
         if (w->started)
             pthread_join(w->thread, NULL);
         w->started = false;
-        while ((job = g_async_queue_try_pop(w->queue)) != NULL) {
+        while ((job = srv_wq_try_pop(&w->queue)) != NULL) {
             if (job->ops)
                 job->ops->done(job);
             else
@@ -345,7 +419,7 @@ void srv_workers_free(srv_workers *all)
         return;
     srv_workers_join(all);
     for (unsigned i = 0; i < all->n; i++) {
-        g_async_queue_unref(all->w[i].queue);
+        srv_wq_clear(&all->w[i].queue);
         srv_buf_clear(&all->w[i].out);
     }
     g_free(all->w);
