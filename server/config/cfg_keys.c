@@ -36,6 +36,8 @@ const cfg_key cfg_keys[] = {
     {"embedded", "pg_bindir", CFG_T_STRING, offsetof(cfg, pg_bindir), "", 0, 0, NULL, false},
     {"embedded", "pg_user", CFG_T_STRING, offsetof(cfg, pg_user), "postgres", 0, 0, NULL, false},
     {"embedded", "restart", CFG_T_BOOL, offsetof(cfg, pg_restart), "true", 0, 0, NULL, false},
+    {"embedded", "shared_buffers", CFG_T_SIZE, offsetof(cfg, pg_buffers), "auto", 16777216,
+     4294967295u, NULL, false},
     {"server", "listen", CFG_T_ADDR, offsetof(cfg, listen), "0.0.0.0", 0, 0, NULL, true},
     {"server", "port", CFG_T_UINT, offsetof(cfg, port), "2049", 0, 65535, NULL, false},
     {"server", "threads", CFG_T_UINT, offsetof(cfg, threads), "16", 1, 256, NULL, false},
