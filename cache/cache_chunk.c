@@ -3,10 +3,11 @@
  * coherence argument: entries are tagged with their file's ctime and are
  * hits only for exactly that ctime).
  *
- * An entry's key is (inode, chunk); its value a header (the ctime tag and
- * the chunk's length) followed by the bytes. Its charge is the value's
- * size plus CACHE_CHUNK_OVERHEAD, the cache_lru bookkeeping an entry
- * costs, so the configured size bounds the memory really held.
+ * An entry's key is (inode, chunk); its value a header (cache_tagged.h:
+ * the ctime tag and the chunk's length) followed by the bytes. Its charge,
+ * cache_tagged_charge, counts the cache_lru bookkeeping an entry costs, so
+ * the configured size bounds the memory really held. The keep rule and
+ * the sharding are cache_tagged's, shared with the small-file cache.
  *
  * State of one key:
  *
@@ -30,23 +31,15 @@
 
 #include "cache_chunk.h"
 #include "cache_hist.h"
+#include "cache_tagged.h"
 
-/* What an entry costs beyond its value (cache_lru's node, key copy). */
-#define CACHE_CHUNK_OVERHEAD 96
-/* At most this many shards; fewer when a shard could not hold a chunk. */
-#define CACHE_CHUNK_SHARDS 16
-/* cache_lru_visit returns this when the entry's tag is another ctime. */
-#define CACHE_CHUNK_STALE INT_MAX
+#define CACHE_CHUNK_STALE CACHE_TAGGED_STALE
 
 typedef struct {
     uint64_t ino, chunk;
 } cache_chunk_key;
 
-typedef struct {
-    int64_t ctime;
-    uint32_t len;
-    uint32_t pad;
-} cache_chunk_hdr;
+typedef cache_tagged_hdr cache_chunk_hdr;
 
 struct cache_chunk {
     cache_lru *lru;
@@ -55,31 +48,14 @@ struct cache_chunk {
     atomic_uint_fast64_t hits, misses, stale;
 };
 
-/* The keep rule: an entry with a later ctime stays. */
-static bool cache_chunk_keep(const void *old_val, size_t old_len, const void *new_val,
-                             size_t new_len)
-{
-    cache_chunk_hdr o, n;
-
-    if (old_len < sizeof o || new_len < sizeof n)
-        return false;
-    memcpy(&o, old_val, sizeof o);
-    memcpy(&n, new_val, sizeof n);
-    return o.ctime > n.ctime;
-}
-
 /* cache_chunk_new -- see cache_chunk.h. */
 int cache_chunk_new(size_t capacity, uint32_t max_chunk, cache_chunk **out)
 {
-    size_t per = sizeof(cache_chunk_hdr) + max_chunk + CACHE_CHUNK_OVERHEAD;
-    unsigned shards = CACHE_CHUNK_SHARDS;
     cache_chunk *cc;
     int rc;
 
     *out = NULL;
-    while (shards > 1 && capacity / shards < per)
-        shards /= 2;
-    if (capacity < per)
+    if (capacity < cache_tagged_charge(max_chunk))
         return -EINVAL;
     cc = calloc(1, sizeof *cc);
     if (!cc)
@@ -89,8 +65,7 @@ int cache_chunk_new(size_t capacity, uint32_t max_chunk, cache_chunk **out)
         free(cc);
         return -ENOMEM;
     }
-    cache_lru_opts o = {.capacity = capacity, .shards = shards, .keep = cache_chunk_keep};
-    rc = cache_lru_new(&o, &cc->lru);
+    rc = cache_tagged_lru_new(capacity, max_chunk, &cc->lru);
     if (rc != 0) {
         cache_hist_free(cc->hist);
         free(cc);
@@ -239,8 +214,7 @@ int cache_chunk_put(cache_chunk *cc, uint64_t ino, uint64_t chunk, int64_t ctime
     cache_chunk_hdr h = {ctime, len, 0};
     cache_lru_part parts[2] = {{&h, sizeof h}, {data, len}};
 
-    return cache_lru_force_parts(cc->lru, &k, sizeof k, parts, 2,
-                                 sizeof h + len + CACHE_CHUNK_OVERHEAD);
+    return cache_lru_force_parts(cc->lru, &k, sizeof k, parts, 2, cache_tagged_charge(len));
 }
 
 typedef struct {

@@ -3,9 +3,9 @@
  * the coherence argument: entries are tagged with their file's ctime and
  * are hits only for exactly that ctime).
  *
- * An entry's key is the inode; its value a header (the ctime tag and the
- * file's size) followed by the bytes. Its charge is the value's size plus
- * CACHE_SMALL_OVERHEAD, what cache_lru's bookkeeping costs.
+ * An entry's key is the inode; its value a header (cache_tagged.h: the
+ * ctime tag and the file's size) followed by the bytes; its charge
+ * cache_tagged_charge. The keep rule and the sharding are cache_tagged's.
  *
  *   (absent) --put / wrote (contents known)--> tagged t
  *   tagged t --put or wrote with a tag >= t--> tagged t' (keep rule)
@@ -24,17 +24,11 @@
 #include <string.h>
 
 #include "cache_small.h"
+#include "cache_tagged.h"
 
-#define CACHE_SMALL_OVERHEAD 96
-#define CACHE_SMALL_SHARDS   16
-/* cache_lru_visit returns this when the entry's tag is another ctime. */
-#define CACHE_SMALL_STALE INT_MAX
+#define CACHE_SMALL_STALE CACHE_TAGGED_STALE
 
-typedef struct {
-    int64_t ctime;
-    uint32_t len;
-    uint32_t pad;
-} cache_small_hdr;
+typedef cache_tagged_hdr cache_small_hdr;
 
 struct cache_small {
     cache_lru *lru;
@@ -43,37 +37,19 @@ struct cache_small {
     atomic_uint_fast64_t hits, misses, stale;
 };
 
-/* The keep rule: an entry with a later ctime stays. */
-static bool cache_small_keep(const void *old_val, size_t old_len, const void *new_val,
-                             size_t new_len)
-{
-    cache_small_hdr o, n;
-
-    if (old_len < sizeof o || new_len < sizeof n)
-        return false;
-    memcpy(&o, old_val, sizeof o);
-    memcpy(&n, new_val, sizeof n);
-    return o.ctime > n.ctime;
-}
-
 /* cache_small_new -- see cache_small.h. */
 int cache_small_new(size_t capacity, uint32_t max_file, cache_small **out)
 {
-    size_t per = sizeof(cache_small_hdr) + max_file + CACHE_SMALL_OVERHEAD;
-    unsigned shards = CACHE_SMALL_SHARDS;
     cache_small *cs;
     int rc;
 
     *out = NULL;
-    while (shards > 1 && capacity / shards < per)
-        shards /= 2;
-    if (max_file == 0 || capacity < per)
+    if (max_file == 0 || capacity < cache_tagged_charge(max_file))
         return -EINVAL;
     cs = calloc(1, sizeof *cs);
     if (!cs)
         return -ENOMEM;
-    cache_lru_opts o = {.capacity = capacity, .shards = shards, .keep = cache_small_keep};
-    rc = cache_lru_new(&o, &cs->lru);
+    rc = cache_tagged_lru_new(capacity, max_file, &cs->lru);
     if (rc != 0) {
         free(cs);
         return rc;
@@ -155,8 +131,7 @@ int cache_small_put(cache_small *cs, uint64_t ino, int64_t ctime, const void *da
 
     if (len > cs->max_file)
         return -E2BIG;
-    return cache_lru_force_parts(cs->lru, &ino, sizeof ino, parts, 2,
-                                 sizeof h + len + CACHE_SMALL_OVERHEAD);
+    return cache_lru_force_parts(cs->lru, &ino, sizeof ino, parts, 2, cache_tagged_charge(len));
 }
 
 /* cache_small_wrote -- see cache_small.h. */

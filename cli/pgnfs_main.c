@@ -71,7 +71,7 @@ static const char pgnfs_options[] =
     "  --port N               NFS and MOUNT port, TCP and UDP (default 2049)\n"
     "  --listen ADDR          listen address (default 0.0.0.0)\n"
     "  --export \"PATH SPEC\"   e.g. \"/ 192.168.0.0/16(rw) *(ro)\"\n"
-    "  --threads N            worker threads (default 4)\n"
+    "  --threads N            worker threads (default 16)\n"
     "  --log-level LEVEL      error, warning, info or debug\n"
     "Every key can also be set as PGNFS_GROUP_KEY in the environment.\n";
 

@@ -79,6 +79,15 @@ const char *pgnfs_database(const cfg *c, emb_cluster **cluster)
          * are reused before the table grows (the per-table thresholds are
          * in schema/002_storage.sql; bench/results/paper-fig2.md). */
         .extra_conf = "autovacuum_naptime = 5s\n",
+        /* A buffer pool that holds what a burst of small files dirties
+         * until the checkpoint writes it once, sorted: with PostgreSQL's
+         * 128 MiB, backends evicted dirty pages (and flushed WAL to do
+         * so) and the disk saw 5x the write requests per object
+         * (bench/results/durable.md, "Where an async export's disk writes
+         * come from"). */
+        .shared_buffers_mb =
+            (unsigned)((c->pg_buffers ? c->pg_buffers : cfg_pg_buffers_auto(cfg_mem_total())) >>
+                       20),
     };
     *cluster = emb_start(&opts, &err);
     if (!*cluster) {

@@ -454,9 +454,10 @@ bool dbfs_space_guarded(const dbfs *fs);
  * truncated or overwritten, it VACUUMs the data tables (their dead rows
  * become space PostgreSQL reuses; empty pages at their end go back to the
  * disk) and measures the reusable space inside allfiles, which later
- * writes may use. *session: its own connection, opened on first need and
- * kept between calls (NULL at first; dbfs_conn_close it at the end).
- * Returns 1 after a reclaim, 0 when there was nothing to do, or -EAGAIN /
+ * writes may use; after its CHECKPOINT it asks every connection of fs to
+ * be opened anew (dbfs_renew.h). *session: its own connection, opened on
+ * first need (NULL at first; closed after a CHECKPOINT; dbfs_conn_close
+ * it at the end). Returns 1 after a reclaim, 0 when there was nothing to do, or -EAGAIN /
  * -EIO (the reclaim is tried again at the next call; writes meanwhile
  * answer -EAGAIN).
  */

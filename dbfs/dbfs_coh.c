@@ -60,6 +60,9 @@
  *                 --> down, not solo --connect--> up --ack (solo = false)
  *            every DBFS_COH_BEAT_S: heartbeat (with our horizon), which
  *            also re-registers a row that went away; then trim the log
+ *            up --a renewal (dbfs_renew.h), no read in flight--> the
+ *            sessions opened anew; the reading one as after a loss,
+ *            quietly (lookups miss until it reads a snapshot again)
  *
  * NOTES
  *   One thread and two sessions per dbfs (reading, heartbeat), made by
@@ -284,8 +287,9 @@ static int dbfs_coh_connect(dbfs_coh *h)
             return rc;
     }
     g_mutex_lock(&h->lock);
-    if (!atomic_load(&h->up) && h->next_beat_us && !h->ack_pending)
+    if (!atomic_load(&h->up) && h->next_beat_us && !h->ack_pending && !h->renewed)
         g_message("frontend: the database session that reads cache invalidations is back");
+    h->renewed = false;
     atomic_store(&h->up, true);
     g_cond_broadcast(&h->cond);
     g_mutex_unlock(&h->lock);
@@ -411,6 +415,35 @@ static int dbfs_coh_beat(dbfs_coh *h)
     return rc;
 }
 
+/* dbfs's renewal watcher (dbfs_renew.h): wake the thread. */
+static void dbfs_coh_renew_wake(void *arg)
+{
+    dbfs_coh_wake(arg);
+}
+
+/* A renewal is due: the heartbeat session is opened anew at once; the
+ * reading one between log reads, as after a loss but quietly (lookups
+ * miss until the loop has it read a snapshot of the log again and has
+ * reset the caches). */
+static void dbfs_coh_renew(dbfs_coh *h)
+{
+    bool idle;
+
+    dbfs_conn_tend(h->beat);
+    if (!h->shared || !atomic_load(&h->up) || !dbfs_renew_due(h->c))
+        return;
+    g_mutex_lock(&h->lock);
+    idle = !h->inflight;
+    if (idle) {
+        atomic_store(&h->up, false);
+        h->renewed = true;
+        g_cond_broadcast(&h->cond);
+    }
+    g_mutex_unlock(&h->lock);
+    if (idle)
+        dbfs_conn_tend(h->c);
+}
+
 static void *dbfs_coh_main(void *arg)
 {
     dbfs_coh *h = arg;
@@ -428,6 +461,7 @@ static void *dbfs_coh_main(void *arg)
         g_mutex_unlock(&h->lock);
         if (h->leave_solo)
             dbfs_coh_leave_solo(h);
+        dbfs_coh_renew(h);
         if (h->shared && !atomic_load(&h->up) && dbfs_coh_connect(h) != 0) {
             dbfs_coh_log_forget(h);
             pfd[0] = (struct pollfd){.fd = h->wake_fd, .events = POLLIN};
@@ -653,9 +687,14 @@ int dbfs_frontend_start(dbfs *fs, const dbfs_frontend_self *self, char **why)
     h->pidns[ns > 0 ? ns : 0] = '\0';
     atomic_store(&h->beat_ok_us, g_get_monotonic_time());
     h->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    h->renew_watch = -1;
     rc = h->wake_fd < 0 ? -errno : dbfs_session_open(fs->conninfo, "pgnfs-frontend", &h->beat);
+    if (rc == 0)
+        dbfs_renew_join(fs, h->beat);
     if (rc == 0 && h->shared)
         rc = dbfs_session_open(fs->conninfo, "pgnfs-frontend-listen", &h->c);
+    if (rc == 0 && h->shared)
+        dbfs_renew_join(fs, h->c);
     if (rc == 0)
         rc = dbfs_txn(h->beat, "frontend registration", dbfs_coh_register_txn, &g);
     if (rc == 0 && h->shared && !atomic_load(&h->solo))
@@ -673,6 +712,7 @@ int dbfs_frontend_start(dbfs *fs, const dbfs_frontend_self *self, char **why)
     if (h->shared)
         fs->coh_fresh = dbfs_coh_fresh;
     h->thread = g_thread_new("pgnfs-frontend", dbfs_coh_main, h);
+    h->renew_watch = dbfs_renew_watch(fs, dbfs_coh_renew_wake, h);
     g_message("frontend %" G_GINT64_FORMAT " registered (coherence %s)", (gint64)h->id,
               !h->shared              ? "single"
               : atomic_load(&h->solo) ? "shared, alone for now: caches as in single mode"
@@ -689,6 +729,7 @@ void dbfs_frontend_stop(dbfs *fs)
 
     if (!h)
         return;
+    dbfs_renew_unwatch(fs, h->renew_watch);
     g_mutex_lock(&h->lock);
     h->stop = true;
     g_cond_broadcast(&h->cond);

@@ -55,6 +55,8 @@ struct dbfs_coh {
     bool inflight;                  /* a read sent has not come back */
     _Atomic bool up;                /* reading, caches reset since the last loss */
     bool stop;
+    bool renewed;    /* down for a renewal, not a loss: nothing to log (thread) */
+    int renew_watch; /* dbfs_renew_watch's id; -1: none */
     /* Solo: a shared frontend that registered alone answers from its
      * caches as in single mode, while its heartbeat is fresh, until
      * another joins (dbfs_coh.c). */

@@ -12,7 +12,7 @@
  *   before the failing call returns: in dbfs_batch_end() for a worker, in
  *   dbfs_conn_fail() for a session. A session's prepared statements are
  *   forgotten with its server session; a worker prepares all of its own
- *   again in dbfs_conn_setup().
+ *   again (dbfs_link.c).
  *
  *   A connection that the server ended while it sat idle (PostgreSQL
  *   restarted, shut down, or ended the session) is found before it is
@@ -24,6 +24,14 @@
  *   gone) reached no server, so dbfs_batch_run() runs it once more on a
  *   new connection; a batch that was sent and then lost its connection
  *   may have committed, and answers -EAGAIN.
+ *
+ *   A connection that follows its file system's renewals (dbfs_renew.c:
+ *   workers, and the sessions that join) is connected again, quietly and
+ *   without resetting any cache, when a renewal was asked since it was
+ *   connected: by dbfs_conn_tend() when its owner is woken for it, or
+ *   before its next batch or statement outside a transaction. The old
+ *   backend is waited for until it has exited, since what it held open
+ *   is only freed then.
  *
  *   Memory: the queue of statement ids grows as needed and is freed with
  *   the connection. Every PGresult is cleared where it is taken, or handed
@@ -40,157 +48,6 @@
 #include "dbfs_conn.h"
 #include "xf.h"
 #include "dbfs_int.h"
-
-/* Server notices (none are expected) go to the debug log. */
-static void dbfs_conn_notice(void *arg, const char *msg)
-{
-    (void)arg;
-    g_debug("database notice: %.*s", (int)strcspn(msg, "\n"), msg);
-}
-
-/* One line from libpq's multi-line error text. */
-static void dbfs_log_conn_error(const char *what, PGconn *pg)
-{
-    const char *msg = pg ? PQerrorMessage(pg) : "out of memory";
-    size_t len = strcspn(msg, "\n");
-
-    g_warning("%s: %.*s", what, (int)len, msg);
-}
-
-/*
- * Keep the file system's objects out of the schema "pgnfs" (the SQL views,
- * schema/functions/95_views.sql): the default search_path starts with
- * "$user", so for a role named pgnfs that schema would become the current
- * one once it exists, and the tables and functions that the schema files
- * and the per-file tables create without a schema name would land there.
- * Drops it from this session's search_path when it is the current schema.
- * Returns false when the statement failed (logged).
- */
-static bool dbfs_conn_pin_path(PGconn *pg)
-{
-    PGresult *r = PQexec(pg, "SELECT set_config('search_path',"
-                             " string_agg(quote_ident(s), ', ' ORDER BY o), false)"
-                             " FROM unnest(current_schemas(false)) WITH ORDINALITY AS u(s, o)"
-                             " WHERE s <> 'pgnfs' HAVING current_schema() = 'pgnfs'"
-                             " AND count(*) > 0");
-    bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
-
-    if (!ok)
-        dbfs_log_conn_error("cannot set the session's search_path", pg);
-    PQclear(r);
-    return ok;
-}
-
-/* Connect to conninfo with application name app and a connect timeout of
- * 10 s (both defaults that conninfo may override: libpq lets the expanded
- * dbname override the keywords before it). Returns the connection or NULL
- * (logged "cannot connect to the database: ..."). */
-static PGconn *dbfs_connect(const char *conninfo, const char *app)
-{
-    const char *const keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
-    const char *const vals[] = {"10", app, conninfo, NULL};
-    PGconn *pg = PQconnectdbParams(keys, vals, 1);
-
-    if (!pg || PQstatus(pg) != CONNECTION_OK) {
-        dbfs_log_conn_error("cannot connect to the database", pg);
-        PQfinish(pg);
-        return NULL;
-    }
-    PQsetNoticeProcessor(pg, dbfs_conn_notice, NULL);
-    if (!dbfs_conn_pin_path(pg)) {
-        PQfinish(pg);
-        return NULL;
-    }
-    return pg;
-}
-
-/* Read the results of the preparing of every worker statement (one per
- * statement, each ended by a NULL). Returns 0, -EAGAIN (the connection
- * went) or -EIO (a statement did not prepare: the schema is not this
- * build's; logged). */
-static int dbfs_conn_setup_prepared(dbfs_conn *c)
-{
-    int rc = 0;
-
-    for (int i = 0; i < DBFS_ST_NWORKER; i++) {
-        PGresult *res = PQgetResult(c->pg);
-
-        if (!res)
-            return -EAGAIN;
-        if (PQresultStatus(res) != PGRES_COMMAND_OK && rc == 0) {
-            const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-            const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-
-            g_warning("cannot prepare statement %s: SQLSTATE %s: %s (is the schema current?)",
-                      dbfs_stmts[i].name, state ? state : "none", msg ? msg : "no message");
-            rc = -EIO;
-        }
-        PQclear(res);
-        PQclear(PQgetResult(c->pg)); /* the NULL that ends each statement */
-    }
-    return rc;
-}
-
-/* Read the session settings' results and the Sync's (none on a broken
- * connection). Returns rc, or -EIO when the settings failed (logged). */
-static int dbfs_conn_setup_rest(dbfs_conn *c, int rc)
-{
-    PGresult *res;
-
-    while ((res = PQgetResult(c->pg)) != NULL) {
-        if (PQresultStatus(res) != PGRES_TUPLES_OK && rc == 0) {
-            const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-
-            g_warning("cannot set the session up: %s", msg ? msg : "no message");
-            rc = -EIO;
-        }
-        PQclear(res);
-    }
-    while ((res = PQgetResult(c->pg)) != NULL) {
-        ExecStatusType st = PQresultStatus(res);
-
-        PQclear(res);
-        if (st == PGRES_PIPELINE_SYNC)
-            break;
-    }
-    return rc;
-}
-
-/*
- * Set a worker up: enter pipeline mode, prepare every worker statement
- * and run the session settings (DBFS_ST_SESSION), all in one round trip.
- * Returns 0 or -EAGAIN/-EIO (logged).
- */
-static int dbfs_conn_setup(dbfs_conn *c)
-{
-    int rc;
-    int i;
-
-    c->ready = false;
-    if (PQstatus(c->pg) != CONNECTION_OK)
-        return -EAGAIN;
-    if (!PQenterPipelineMode(c->pg)) {
-        dbfs_log_conn_error("cannot enter pipeline mode", c->pg);
-        return -EIO;
-    }
-    for (i = 0; i < DBFS_ST_NWORKER; i++) {
-        if (!PQsendPrepare(c->pg, dbfs_stmts[i].name,
-                           dbfs_stmt_sql((dbfs_stmt)i, c->fs && c->fs->info.citus), 0, NULL))
-            break;
-    }
-    if (i < DBFS_ST_NWORKER ||
-        !PQsendQueryPrepared(c->pg, dbfs_stmts[DBFS_ST_SESSION].name, 0, NULL, NULL, NULL, 1) ||
-        !PQpipelineSync(c->pg)) {
-        dbfs_log_conn_error("cannot send the statements to prepare", c->pg);
-        return -EAGAIN;
-    }
-    c->round_trips++;
-    rc = dbfs_conn_setup_rest(c, dbfs_conn_setup_prepared(c));
-    if (rc == 0 && PQstatus(c->pg) != CONNECTION_OK)
-        rc = -EAGAIN;
-    c->ready = rc == 0;
-    return rc;
-}
 
 /*
  * Did the server end this idle connection? Between calls a connection has
@@ -215,20 +72,13 @@ static bool dbfs_conn_ended(dbfs_conn *c)
  * committed before the loss stored after the first. */
 static int dbfs_conn_reset(dbfs_conn *c)
 {
+    int rc;
+
     dbfs_cache_db_lost(c->fs);
-    c->ready = false;
-    memset(c->prepared, 0, sizeof c->prepared);
-    PQreset(c->pg);
-    if (PQstatus(c->pg) != CONNECTION_OK) {
-        dbfs_log_conn_error("cannot reconnect to the database", c->pg);
-        return -EAGAIN;
-    }
-    PQsetNoticeProcessor(c->pg, dbfs_conn_notice, NULL);
-    if (!dbfs_conn_pin_path(c->pg))
-        return -EAGAIN;
-    if (c->pipeline && dbfs_conn_setup(c) != 0)
-        return -EAGAIN;
-    c->ready = true;
+    rc = dbfs_link_again(c);
+    dbfs_renew_done(c);
+    if (rc != 0)
+        return rc;
     dbfs_cache_db_lost(c->fs);
     g_message("reconnected to the database");
     return 0;
@@ -268,11 +118,12 @@ int dbfs_conn_open(dbfs *fs, dbfs_conn **out)
         return -ENOMEM;
     c->fs = fs;
     c->pipeline = true;
-    rc = dbfs_conn_setup(c);
+    rc = dbfs_link_worker(c);
     if (rc != 0) {
         dbfs_conn_close(c);
         return rc;
     }
+    dbfs_renew_join(fs, c);
     *out = c;
     return 0;
 }
@@ -297,6 +148,7 @@ void dbfs_conn_close(dbfs_conn *c)
 {
     if (!c)
         return;
+    dbfs_renew_leave(c);
     PQfinish(c->pg);
     free(c->queued);
     xf_work_free(c->xf);
@@ -373,6 +225,8 @@ int dbfs_batch_begin(dbfs_conn *c)
     c->lazy = false;
     dbfs_conn_check_idle(c);
     if (!c->ready || PQstatus(c->pg) != CONNECTION_OK)
+        return dbfs_conn_reset(c);
+    if (dbfs_renew_due(c) && dbfs_conn_tend(c) != 0)
         return dbfs_conn_reset(c);
     return 0;
 }
@@ -577,8 +431,11 @@ static int dbfs_exec_batch(dbfs_conn *c, void *arg)
  * the transaction's to report). 0 or -EAGAIN. */
 static int dbfs_session_ready(dbfs_conn *c)
 {
-    if (PQtransactionStatus(c->pg) == PQTRANS_IDLE)
+    if (PQtransactionStatus(c->pg) == PQTRANS_IDLE) {
         dbfs_conn_check_idle(c);
+        if (c->ready && dbfs_renew_due(c))
+            dbfs_conn_tend(c);
+    }
     if (c->ready && PQstatus(c->pg) == CONNECTION_OK)
         return 0;
     return dbfs_conn_reset(c);
@@ -632,6 +489,31 @@ static bool dbfs_session_in_txn(const dbfs_conn *c)
     PGTransactionStatusType t = PQtransactionStatus(c->pg);
 
     return t == PQTRANS_INTRANS || t == PQTRANS_INERROR;
+}
+
+/* dbfs_conn_tend -- see dbfs_renew.h: connected again at once (its old
+ * backend waited for), unless c is inside a batch or a transaction. */
+int dbfs_conn_tend(dbfs_conn *c)
+{
+    int fd, rc;
+
+    if (!c || !dbfs_renew_due(c))
+        return 0;
+    if (c->pipeline ? c->nqueued > 0 : dbfs_session_in_txn(c))
+        return 0;
+    fd = dbfs_renew_hold(c);
+    rc = dbfs_link_again(c);
+    dbfs_renew_wait(fd);
+    dbfs_renew_done(c);
+    if (rc == 0)
+        g_debug("connection opened anew (the space guard's CHECKPOINT removed WAL)");
+    return rc;
+}
+
+/* dbfs_conn_generation -- see dbfs_conn.h. */
+uint64_t dbfs_conn_generation(const dbfs_conn *c)
+{
+    return c->generation;
 }
 
 /* dbfs_exec -- see dbfs_conn.h. */

@@ -66,6 +66,7 @@
 
 #include "dbfs.h"
 #include "dbfs_err.h"
+#include "dbfs_renew.h"
 #include "dbfs_sql.h"
 #include "dbfs_wire.h"
 
@@ -99,6 +100,13 @@ struct dbfs_conn {
     /* The backend whose changes are tagged with this server's id
      * (dbfs_conn_request, dbfs_coh.c); 0: none yet. */
     int coh_tagged_pid;
+    /* Renewals (dbfs_renew.c): the file system whose renewals c follows
+     * (NULL: none), the renewal epoch it was connected in, and how many
+     * times it was connected (an owner that LISTENs on c listens again
+     * when this moves). */
+    dbfs *renew_fs;
+    uint64_t epoch;
+    uint64_t generation;
 };
 
 /*
@@ -108,6 +116,58 @@ struct dbfs_conn {
  * the database: ...") or -ENOMEM.
  */
 int dbfs_session_open(const char *conninfo, const char *app, dbfs_conn **out);
+
+/* --- making connections (dbfs_link.c) ----------------------------------- */
+
+/* dbfs_connect -- connect to conninfo with application name app and a
+ * connect timeout of 10 s (both defaults that conninfo may override), the
+ * search_path pinned and notices sent to the debug log. Returns the
+ * connection or NULL (logged "cannot connect to the database: ..."). */
+PGconn *dbfs_connect(const char *conninfo, const char *app);
+/* dbfs_link_worker -- set a new worker connection up: pipeline mode,
+ * every worker statement prepared, the session settings, one round trip.
+ * Returns 0 or -EAGAIN/-EIO (logged). */
+int dbfs_link_worker(dbfs_conn *c);
+/* dbfs_link_again -- connect c again (PQreset: the old server session
+ * ends) and set it up as it was; its prepared statements are forgotten
+ * (a worker's prepared again). Returns 0 or -EAGAIN (logged; c is not
+ * ready). Touches no cache. */
+int dbfs_link_again(dbfs_conn *c);
+/* dbfs_log_conn_error -- one warning line "what: " and the first line of
+ * libpq's error text for pg (NULL: out of memory). */
+void dbfs_log_conn_error(const char *what, PGconn *pg);
+
+/* dbfs_conn_generation -- how many times c was connected (set up): it
+ * moves whenever c got a new server session, so one that LISTENs knows
+ * to LISTEN again. Cannot fail. */
+uint64_t dbfs_conn_generation(const dbfs_conn *c);
+
+/* --- renewals (dbfs_renew.c; dbfs_renew.h has the public part) ---------- */
+
+/* dbfs_renew_join -- c, just connected, follows fs's renewals from now on
+ * (workers join at open; a session's owner joins it). Cannot fail. */
+void dbfs_renew_join(dbfs *fs, dbfs_conn *c);
+/* dbfs_renew_leave -- c is closing (dbfs_conn_close). NULL renew_fs: nothing. */
+void dbfs_renew_leave(dbfs_conn *c);
+/* dbfs_renew_due -- was a renewal asked since c was connected? */
+bool dbfs_renew_due(const dbfs_conn *c);
+/* dbfs_renew_done -- c's old server session is over (c was connected
+ * again, or tried to be): it is no longer owed a renewal. */
+void dbfs_renew_done(dbfs_conn *c);
+/* dbfs_renew_hold -- a duplicate of c's socket (-1 if none), taken before
+ * c is connected again, for dbfs_renew_wait. */
+int dbfs_renew_hold(const dbfs_conn *c);
+/* dbfs_renew_wait -- wait until the server session whose socket fd holds
+ * has ended (the backend exits before its end of the socket closes),
+ * DBFS_RENEW_EXIT_US at most; closes fd (-1: nothing). */
+void dbfs_renew_wait(int fd);
+/* dbfs_renew_all -- ask every connection following fs's renewals to be
+ * connected again, and wake their owners (dbfs_renew_watch). Cannot fail. */
+void dbfs_renew_all(dbfs *fs);
+/* dbfs_renew_pending -- connections asked by the last renewal that have
+ * not been connected again yet, while DBFS_RENEW_MAX_US has not passed
+ * since (then 0, logged once). Thread-safe. */
+unsigned dbfs_renew_pending(dbfs *fs);
 
 /* --- batches on a worker connection ------------------------------------- */
 

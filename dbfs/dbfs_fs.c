@@ -479,6 +479,7 @@ int dbfs_open(const dbfs_config *cfg, dbfs **out)
         return -ENOMEM;
     g_mutex_init(&fs->fsstat_memo.lock);
     g_mutex_init(&fs->xl_lock);
+    g_mutex_init(&fs->renew.lock);
     fs->conninfo = strdup(cfg->conninfo);
     fs->space_path = cfg->space_path ? strdup(cfg->space_path) : NULL;
     fs->relatime = cfg->relatime;
@@ -534,6 +535,7 @@ void dbfs_close(dbfs *fs)
     free(fs->space_path);
     g_mutex_clear(&fs->fsstat_memo.lock);
     g_mutex_clear(&fs->xl_lock);
+    g_mutex_clear(&fs->renew.lock);
     free(fs);
 }
 

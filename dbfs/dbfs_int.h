@@ -14,6 +14,8 @@
  *     dbfs_perm.c dbfs_codec.c dbfs_sql.c dbfs_dirent.c  (pure helpers)
  *     dbfs_err.c            SQLSTATE -> errno, bounded retries
  *     dbfs_wire.c           binary parameters and results
+ *     dbfs_renew.c          which connections are owed a new server session
+ *     dbfs_link.c           connecting, setting a worker connection up
  *     dbfs_conn.c           connections, batches, sessions
  *     store_tab.c           statements of layouts with per-file tables
  *     store_single.c store_inversion.c store_hybrid.c   the layouts
@@ -64,6 +66,23 @@ typedef struct {
     _Atomic uint64_t ino, next, window;
 } dbfs_ra_slot;
 
+/* Connections opened anew (dbfs_renew.c): the renewal epoch, the
+ * connections that follow it, how many of them were connected before the
+ * current epoch, and the owners to wake when a renewal is asked. */
+#define DBFS_RENEW_WATCHERS 8
+typedef struct {
+    GMutex lock;
+    _Atomic uint64_t epoch; /* written under lock, also read without */
+    /* Under lock: */
+    unsigned open, stale;
+    int64_t asked_us; /* g_get_monotonic_time() of the last renewal */
+    bool late_said;   /* the last renewal's lateness was logged */
+    struct {
+        void (*wake)(void *arg);
+        void *arg;
+    } watch[DBFS_RENEW_WATCHERS];
+} dbfs_renew_state;
+
 /* Slots of dbfs.xf_seen. */
 #define DBFS_XF_SEEN_SLOTS 1024
 
@@ -95,6 +114,8 @@ struct dbfs {
     _Atomic int64_t space_short_until_us;
     /* The space guard (dbfs_space.c); NULL: none. */
     struct dbfs_space *space;
+    /* Renewals of this file system's connections (dbfs_renew.c). */
+    dbfs_renew_state renew;
     /* The write-back buffer (dbfs_wb.c); NULL: off. */
     struct cache_wb *wb;
     uint64_t wb_file_bytes; /* a file holding this much is flushed */

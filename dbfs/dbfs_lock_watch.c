@@ -11,6 +11,8 @@
  *   listening --connection lost--> broken --drain: reconnect, LISTEN
  *                                             (*mine: something may have
  *                                             been missed)--> listening
+ *   listening --a new server session (a reset by any statement, or a
+ *              renewal, dbfs_renew.h)--> drain: LISTEN again (*mine)
  *
  * NOTES
  *   A session (dbfs_conn.h), used by one thread. Notifications that
@@ -33,12 +35,17 @@
 
 struct dbfs_lock_watch {
     dbfs_conn *c;
+    uint64_t listened; /* the connection's generation that LISTENs */
 };
 
 static int dbfs_watch_listen(dbfs_lock_watch *w)
 {
-    return dbfs_script(w->c, dbfs_stmts[DBFS_ST_NLM_LISTEN].name,
-                       dbfs_stmts[DBFS_ST_NLM_LISTEN].sql);
+    int rc =
+        dbfs_script(w->c, dbfs_stmts[DBFS_ST_NLM_LISTEN].name, dbfs_stmts[DBFS_ST_NLM_LISTEN].sql);
+
+    if (rc == 0)
+        w->listened = dbfs_conn_generation(w->c);
+    return rc;
 }
 
 /* dbfs_lock_watch_open -- see dbfs.h. One round trip after connecting. */
@@ -51,8 +58,10 @@ int dbfs_lock_watch_open(dbfs *fs, dbfs_lock_watch **out)
     if (!w)
         return -ENOMEM;
     rc = dbfs_session_open(fs->conninfo, "pgnfs-nlm", &w->c);
-    if (rc == 0)
+    if (rc == 0) {
+        dbfs_renew_join(fs, w->c);
         rc = dbfs_watch_listen(w);
+    }
     if (rc != 0) {
         dbfs_lock_watch_close(w);
         return rc;
@@ -83,14 +92,18 @@ int dbfs_lock_watch_fd(const dbfs_lock_watch *w)
 }
 
 /* dbfs_lock_watch_drain -- see dbfs.h. A broken connection is made again
- * (the next statement resets a session) and LISTENs again. */
+ * (the next statement resets a session) and LISTENs again, as does one
+ * that got a new server session since it LISTENed; a renewal due is done
+ * first. */
 int dbfs_lock_watch_drain(dbfs_lock_watch *w, int32_t srv, bool *mine)
 {
     PGnotify *n;
     char want[16];
 
     *mine = false;
-    if (PQstatus(w->c->pg) != CONNECTION_OK || !PQconsumeInput(w->c->pg)) {
+    dbfs_conn_tend(w->c);
+    if (PQstatus(w->c->pg) != CONNECTION_OK || !PQconsumeInput(w->c->pg) ||
+        dbfs_conn_generation(w->c) != w->listened) {
         *mine = true;
         return dbfs_watch_listen(w) == 0 ? 0 : -EAGAIN;
     }

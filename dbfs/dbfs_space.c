@@ -50,6 +50,11 @@
  *     OK --rule fails, nothing changed--> -ENOSPC (logged once a minute)
  *     OK --rule fails, changes since the last reclaim--> -EAGAIN, WANT
  *     WANT --dbfs_space_tend--> RUNNING --done--> OK (figures new)
+ *     RUNNING --done, the CHECKPOINT ran--> RENEWING: every connection is
+ *             opened anew (dbfs_renew_all), since a checkpoint's removed
+ *             WAL stays on the disk while an idle backend holds it open;
+ *             a write that does not fit meanwhile answers -EAGAIN
+ *     RENEWING --all opened anew, or DBFS_RENEW_MAX_US--> OK
  *
  * NOTES
  *   One mutex guards the figures; a write takes it twice (take, done) and
@@ -191,14 +196,17 @@ static int64_t dbfs_space_margin(const struct dbfs_space *s, uint64_t need, uint
     return have - (int64_t)need - (int64_t)s->reserve;
 }
 
-/* The write does not fit: -EAGAIN (and a reclaim asked for) when space may
- * come back, else -ENOSPC, said once a minute. Locked. */
-static int dbfs_space_refuse(struct dbfs_space *s, int64_t now, uint64_t need)
+/* The write does not fit: -EAGAIN when space may come back (a reclaim
+ * asked for, or the connections still being opened anew after one), else
+ * -ENOSPC, said once a minute. Locked. */
+static int dbfs_space_refuse(dbfs *fs, struct dbfs_space *s, int64_t now, uint64_t need)
 {
     if (s->changes != s->reclaimed || s->running) {
         s->want = true;
         return -EAGAIN;
     }
+    if (dbfs_renew_pending(fs) > 0)
+        return -EAGAIN;
     if (s->warned_us == 0 || now - s->warned_us >= DBFS_SPACE_WARN_US) {
         s->warned_us = now;
         g_warning("space: the file system of %s has %" PRIu64 " MiB free and keeps %" PRIu64
@@ -233,7 +241,7 @@ static int dbfs_space_decide(dbfs *fs, uint64_t bytes, uint64_t pending, bool sh
             margin = 0; /* cannot know: let it through */
     }
     if (margin < 0) {
-        rc = dbfs_space_refuse(s, now, need);
+        rc = dbfs_space_refuse(fs, s, now, need);
     } else if (admit) {
         uint64_t credit = shared ? dbfs_space_sub(s->credit, s->credit_used) : 0;
 
@@ -356,13 +364,14 @@ static int dbfs_space_live(dbfs *fs, dbfs_conn *c, int64_t *slots, int64_t *slot
     return rc;
 }
 
-/* The CHECKPOINT after the VACUUM: 0, or -EAGAIN (the database went
- * away). A role that may not (the classifier logged why) is not asked
- * again: PostgreSQL's own checkpoints recycle the WAL then. */
-static int dbfs_space_checkpoint(struct dbfs_space *s, dbfs_conn *c)
+/* The CHECKPOINT after the VACUUM: 0 (*done: it ran), or -EAGAIN (the
+ * database went away). A role that may not (the classifier logged why) is
+ * not asked again: PostgreSQL's own checkpoints recycle the WAL then. */
+static int dbfs_space_checkpoint(struct dbfs_space *s, dbfs_conn *c, bool *done)
 {
     int rc;
 
+    *done = false;
     if (s->no_checkpoint)
         return 0;
     rc = dbfs_script(c, "CHECKPOINT", dbfs_sql_checkpoint);
@@ -372,7 +381,9 @@ static int dbfs_space_checkpoint(struct dbfs_space *s, dbfs_conn *c)
         g_message("space: no CHECKPOINT after VACUUM from now on (see above why): PostgreSQL's "
                   "own checkpoints recycle the WAL they write");
         s->no_checkpoint = true;
+        return 0;
     }
+    *done = true;
     return 0;
 }
 
@@ -383,7 +394,7 @@ static int dbfs_space_checkpoint(struct dbfs_space *s, dbfs_conn *c)
  * *vacuum_us and *measure_us: what the VACUUM and the counting took.
  */
 static int dbfs_space_reclaim(dbfs *fs, dbfs_conn *c, uint64_t *credit, int64_t *vacuum_us,
-                              int64_t *measure_us)
+                              int64_t *measure_us, bool *checkpointed)
 {
     const bool shared = fs->info.storage != DBFS_STORAGE_INVERSION;
     int64_t t0 = g_get_monotonic_time(), live = 0, slot = 0, v[2] = {0, 0};
@@ -391,6 +402,7 @@ static int dbfs_space_reclaim(dbfs *fs, dbfs_conn *c, uint64_t *credit, int64_t 
 
     *credit = 0;
     *vacuum_us = *measure_us = 0;
+    *checkpointed = false;
     if (shared)
         rc = dbfs_space_live(fs, c, &live, &slot);
     *measure_us = g_get_monotonic_time() - t0;
@@ -401,7 +413,7 @@ static int dbfs_space_reclaim(dbfs *fs, dbfs_conn *c, uint64_t *credit, int64_t 
                      fs->info.storage == DBFS_STORAGE_SINGLE ? dbfs_sql_vacuum_data
                                                              : dbfs_sql_vacuum_all);
     if (rc == 0)
-        rc = dbfs_space_checkpoint(fs->space, c);
+        rc = dbfs_space_checkpoint(fs->space, c, checkpointed);
     *vacuum_us = g_get_monotonic_time() - t0;
     if (rc != 0 || !shared)
         return rc;
@@ -422,6 +434,7 @@ int dbfs_space_tend(dbfs *fs, dbfs_conn **session)
     struct dbfs_space *s = fs ? fs->space : NULL;
     uint64_t epoch, shared0, inflight0, credit = 0;
     int64_t vacuum_us, measure_us;
+    bool checkpointed = false;
     int rc;
 
     if (!s)
@@ -439,7 +452,16 @@ int dbfs_space_tend(dbfs *fs, dbfs_conn **session)
 
     rc = *session ? 0 : dbfs_session_open(fs->conninfo, "pgnfs-space", session);
     if (rc == 0)
-        rc = dbfs_space_reclaim(fs, *session, &credit, &vacuum_us, &measure_us);
+        rc = dbfs_space_reclaim(fs, *session, &credit, &vacuum_us, &measure_us, &checkpointed);
+    /* The WAL the CHECKPOINT removed stays on the disk while a backend
+     * holds it open: this session's is ended, every other connection is
+     * opened anew, and until they all are, writes that do not fit answer
+     * -EAGAIN (dbfs_space_refuse). */
+    if (rc == 0 && checkpointed) {
+        dbfs_conn_close(*session);
+        *session = NULL;
+        dbfs_renew_all(fs);
+    }
 
     g_mutex_lock(&s->lock);
     s->running = false;

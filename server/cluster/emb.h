@@ -42,6 +42,9 @@ typedef struct {
     /* Settings appended to postgresql.conf at initdb time, "key = value\n"
      * lines (may be NULL). */
     const char *extra_conf;
+    /* shared_buffers in MiB, given at every start (0: PostgreSQL's own,
+     * 128 MiB, or what postgresql.conf says). */
+    unsigned shared_buffers_mb;
 } emb_opts;
 
 /*

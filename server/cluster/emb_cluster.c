@@ -233,6 +233,7 @@ emb_cluster *emb_start(const emb_opts *opts, char **err)
         goto err;
     }
 
+    c->shared_buffers_mb = opts->shared_buffers_mb;
     c->bindir = emb_find_bindir(opts->pg_bindir);
     if (!c->bindir) {
         *err = g_strdup("cannot find PostgreSQL's initdb and pg_ctl (install postgresql, or set "

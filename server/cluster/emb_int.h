@@ -43,6 +43,7 @@ struct emb_cluster {
     gid_t *groups; /* the user's supplementary groups, resolved before any fork */
     int ngroups;
     int lock_fd;
+    unsigned shared_buffers_mb; /* emb_opts': 0 = not given */
 };
 
 /*

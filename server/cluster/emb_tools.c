@@ -156,22 +156,32 @@ bool emb_pg_status(const emb_cluster *c)
 }
 
 /*
- * The postgres options of a start: the WAL's, the log's rotation, and the
- * socket directory (initdb wrote it into postgresql.conf, but a data
- * directory that was moved or renamed must still put its socket where
- * pgnfs looks). pg_ctl passes the options through /bin/sh, so the
- * directory is given only when it needs no quoting (g_free the result).
+ * The postgres options of a start: the WAL's, the log's rotation, the
+ * buffer pool's size when given, and the socket directory (initdb wrote it
+ * into postgresql.conf, but a data directory that was moved or renamed
+ * must still put its socket where pgnfs looks). pg_ctl passes the options
+ * through /bin/sh, so the directory is given only when it needs no
+ * quoting (g_free the result).
  */
 static char *emb_start_options(const emb_cluster *c, char **why)
 {
     char *wal = emb_wal_options(c, why);
     char *log = emb_log_options();
+    char *buffers = c->shared_buffers_mb
+                        ? g_strdup_printf(" -c shared_buffers=%uMB", c->shared_buffers_mb)
+                        : g_strdup("");
     bool plain = strspn(c->sock_dir, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                      "0123456789/._-+@") == strlen(c->sock_dir);
-    char *all = plain
-                    ? g_strdup_printf("%s %s -c unix_socket_directories=%s", wal, log, c->sock_dir)
-                    : g_strdup_printf("%s %s", wal, log);
+    char *all = plain ? g_strdup_printf("%s %s%s -c unix_socket_directories=%s", wal, log, buffers,
+                                        c->sock_dir)
+                      : g_strdup_printf("%s %s%s", wal, log, buffers);
 
+    if (c->shared_buffers_mb) {
+        char *more = g_strdup_printf("%s; shared_buffers %uMB", *why, c->shared_buffers_mb);
+        g_free(*why);
+        *why = more;
+    }
+    g_free(buffers);
     g_free(log);
     g_free(wal);
     return all;

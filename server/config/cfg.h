@@ -60,10 +60,13 @@ typedef struct {
     char *pg_bindir; /* "" = find initdb/pg_ctl */
     char *pg_user;   /* OS user the cluster runs as when started by root; default "postgres" */
     bool pg_restart; /* `restart`: restart the cluster when it stops while serving; default true */
+    /* shared_buffers: PostgreSQL's buffer pool, bytes; 0 = auto (default:
+     * cfg_pg_buffers_auto of cfg_mem_total) */
+    unsigned pg_buffers;
     /* [server] */
     char *listen;                         /* address; default "0.0.0.0" */
     unsigned port;                        /* NFS and MOUNT, TCP and UDP; default 2049 */
-    unsigned threads;                     /* worker threads = database connections; default 4 */
+    unsigned threads;                     /* worker threads = database connections; default 16 */
     bool udp;                             /* default true */
     bool rpcbind;                         /* register with a running rpcbind; default true */
     unsigned max_connections;             /* TCP clients at once; default 1024 */
@@ -248,9 +251,15 @@ void cfg_dbfs_config(const cfg *c, const char *conninfo, dbfs_config *out);
 #define CFG_SMALL_AUTO_DIV  64
 #define CFG_SMALL_AUTO_MIN  (16ull << 20)
 #define CFG_SMALL_AUTO_MAX  (1ull << 30)
+/* cfg_pg_buffers_auto -- the embedded cluster's shared_buffers: a
+ * thirty-second, within 128 MiB (PostgreSQL's default) .. 1 GiB. */
+#define CFG_PG_BUFFERS_AUTO_DIV 32
+#define CFG_PG_BUFFERS_AUTO_MIN (128ull << 20)
+#define CFG_PG_BUFFERS_AUTO_MAX (1ull << 30)
 uint64_t cfg_mem_total(void);
 uint64_t cfg_buffer_auto(uint64_t mem);
 uint64_t cfg_small_auto(uint64_t mem);
+uint64_t cfg_pg_buffers_auto(uint64_t mem);
 
 /*
  * cfg_from_cmdline -- the configuration a program's command line asks for:

@@ -1,8 +1,8 @@
 /*
  * cfg_mem.c -- the sizes of the data caches when the configuration says
- * "auto" ([cache] buffer_size, small_files): a share of the memory this
- * process may use, bounded (cfg.h: cfg_mem_total, cfg_buffer_auto,
- * cfg_small_auto).
+ * "auto" ([cache] buffer_size, small_files, [embedded] shared_buffers): a
+ * share of the memory this process may use, bounded (cfg.h: cfg_mem_total,
+ * cfg_buffer_auto, cfg_small_auto, cfg_pg_buffers_auto).
  *
  * The memory is the machine's (MemTotal of /proc/meminfo), or less when
  * the process runs in a cgroup with a lower memory limit (a container):
@@ -84,6 +84,13 @@ static uint64_t cfg_mem_share(uint64_t mem, uint64_t div, uint64_t lo, uint64_t 
 uint64_t cfg_buffer_auto(uint64_t mem)
 {
     return cfg_mem_share(mem, CFG_BUFFER_AUTO_DIV, CFG_BUFFER_AUTO_MIN, CFG_BUFFER_AUTO_MAX);
+}
+
+/* cfg_pg_buffers_auto -- see cfg.h. */
+uint64_t cfg_pg_buffers_auto(uint64_t mem)
+{
+    return cfg_mem_share(mem, CFG_PG_BUFFERS_AUTO_DIV, CFG_PG_BUFFERS_AUTO_MIN,
+                         CFG_PG_BUFFERS_AUTO_MAX);
 }
 
 /* cfg_small_auto -- see cfg.h. */

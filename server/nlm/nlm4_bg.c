@@ -13,7 +13,8 @@
  *   gc        owners and hosts that hold nothing, every NLM4_BG_GC_US
  *
  * then it sleeps in poll(2) on the watch's socket and its eventfd (woken
- * by nlm4_bg_grace_over and nlm4_bg_stop) for at most a second.
+ * by nlm4_bg_grace_over, nlm4_bg_stop and a renewal of the file system's
+ * connections, which the watch's drain carries out) for at most a second.
  *
  * NOTES
  *   A database that is away only delays this work: every step is tried
@@ -26,6 +27,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "dbfs_renew.h"
 #include "nlm4_int.h"
 
 #define NLM4_BG_COUNT_US (5 * G_USEC_PER_SEC)
@@ -45,6 +47,17 @@ void nlm4_bg_grace_over(nlm4_svc *svc)
     if (atomic_load(&svc->grace_until_us) == 0 || svc->wake_fd < 0)
         return;
     atomic_store(&svc->grace_check, true);
+    if (write(svc->wake_fd, &one, sizeof one) < 0 && errno != EAGAIN)
+        g_debug("nlm: cannot wake the background thread: %s", g_strerror(errno));
+}
+
+/* dbfs's renewal watcher: wake the thread, whose drain renews the watch's
+ * session (dbfs_renew.h). */
+static void nlm4_bg_renew(void *arg)
+{
+    nlm4_svc *svc = arg;
+    uint64_t one = 1;
+
     if (write(svc->wake_fd, &one, sizeof one) < 0 && errno != EAGAIN)
         g_debug("nlm: cannot wake the background thread: %s", g_strerror(errno));
 }
@@ -173,6 +186,7 @@ int nlm4_bg_start(nlm4_svc *svc)
         g_error_free(e);
         return -1;
     }
+    svc->renew_watch = dbfs_renew_watch(svc->fs, nlm4_bg_renew, svc);
     return 0;
 }
 
@@ -182,6 +196,8 @@ void nlm4_bg_stop(nlm4_svc *svc)
     uint64_t one = 1;
     nlm4_out *o;
 
+    dbfs_renew_unwatch(svc->fs, svc->renew_watch);
+    svc->renew_watch = -1;
     atomic_store(&svc->stopping, true);
     if (svc->bg) {
         if (write(svc->wake_fd, &one, sizeof one) < 0)

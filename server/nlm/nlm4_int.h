@@ -74,7 +74,8 @@ struct nlm4_svc {
     log_ratelimit *rl; /* lines about failed calls, per host */
     /* The background thread (nlm4_bg.c). */
     GThread *bg;
-    int wake_fd; /* eventfd: something to do */
+    int wake_fd;     /* eventfd: something to do */
+    int renew_watch; /* dbfs_renew_watch's id (the watch's session); -1: none */
     _Atomic bool stopping;
     dbfs_lock_watch *watch;
     GMutex retry_lock;

@@ -40,6 +40,7 @@ nlm4_svc *nlm4_new(const cfg *c, dbfs *fs)
     s->cfg = c;
     s->fs = fs;
     s->wake_fd = -1;
+    s->renew_watch = -1;
     g_strlcpy(s->name,
               c->nlm_server_name && *c->nlm_server_name ? c->nlm_server_name : g_get_host_name(),
               sizeof s->name);

@@ -27,6 +27,7 @@
 
 #include <glib.h>
 
+#include "dbfs_renew.h"
 #include "pgnfsd_flusher.h"
 
 /* Attempts of the final flush while the database answers -EAGAIN. */
@@ -82,6 +83,9 @@ static void *pgnfsd_flusher_main(void *arg)
         if (f->wb && (c = pgnfsd_flusher_conn(f, c, &warned)) != NULL)
             dbfs_wb_flush_due(c, f->age_ms);
         dbfs_space_tend(f->fs, &space);
+        /* After a reclaim's CHECKPOINT, this connection is opened anew
+         * too (dbfs_renew.h), at once rather than at its next flush. */
+        dbfs_conn_tend(c);
     }
     /* Everything, now; a flush the space guard holds back for a reclaim
      * gets it here too. */

@@ -44,7 +44,7 @@ static const char pgnfsd_usage[] =
     "  --port N               NFS and MOUNT port, TCP and UDP (default 2049; 0 = any)\n"
     "  --listen ADDR          listen address (default 0.0.0.0)\n"
     "  --export \"PATH SPEC\"   e.g. \"/ 192.168.0.0/16(rw) *(ro)\"\n"
-    "  --threads N            worker threads = database connections (default 4)\n"
+    "  --threads N            worker threads = database connections (default 16)\n"
     "  --log-level LEVEL      error, warning, info or debug\n"
     "  --help, --version\n"
     "\n"

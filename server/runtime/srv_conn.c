@@ -455,6 +455,10 @@ static bool srv_conn_readable(srv_transport *t, srv_conn *c)
         budget -= (size_t)n;
         if (!srv_conn_feed(t, c, t->rbuf, (size_t)n))
             return false;
+        /* A short read emptied the socket: no recv to learn it again
+         * (EAGAIN); what arrives later, epoll (level-triggered) reports. */
+        if ((size_t)n < want)
+            return true;
         pthread_mutex_lock(&c->lock);
         bool reading = (c->events & EPOLLIN) != 0;
         pthread_mutex_unlock(&c->lock);

@@ -16,11 +16,25 @@
  *   A worker's life: RUNNING (pop, dispatch, reply) --stop job--> EXITED
  *   (its connection closed, on_exit called).
  *
+ *   Renewals (dbfs_renew.h): when the space guard asks for every database
+ *   connection to be opened anew, each worker gets a renew job (jobs with
+ *   srv_worker_renew_ops), so an idle one does it at once
+ *   (dbfs_conn_tend); a busy one has done it before its next batch.
+ *
  * NOTES
- *   Queues: one GAsyncQueue per worker (its lock is shared only by the
- *   event thread and that worker; there is no lock common to all calls).
- *   The event thread puts a call on the worker with the fewest calls
- *   queued or running, scanning from a rotating start.
+ *   Queues: one per worker (srv_wq: its lock is shared only by the event
+ *   thread and that worker; there is no lock common to all calls). The
+ *   pusher wakes a sleeping worker after it has let the lock go, so the
+ *   woken worker does not meet the lock still held (GAsyncQueue signals
+ *   under its lock: two more futex calls and often a context switch per
+ *   call).
+ *   The event thread puts a call on the lowest-numbered idle worker whose
+ *   database connection is up, so light load stays on a few connections
+ *   whose backends are warm (their caches, plans and pages); when none is
+ *   idle, on the worker with the fewest calls queued or running, those
+ *   with a connection first. A worker whose connection is down is offered
+ *   calls only when no other can take them, so it tries to connect again
+ *   by itself (every SRV_RECONNECT_US while it waits for calls).
  *   Stacks are SRV_WORKER_STACK: rpcgen's XDR recurses once per entry of
  *   a READDIR/READDIRPLUS reply.
  *   A job and its record belong to the worker once queued; its ops->done
@@ -37,6 +51,7 @@
 
 #include <glib.h>
 
+#include "dbfs_renew.h"
 #include "srv_pool.h"
 #include "srv_worker.h"
 
@@ -47,14 +62,85 @@
 /* Worker thread stack: rpcgen's XDR recurses once per READDIR entry. */
 #define SRV_WORKER_STACK (16u * 1024u * 1024u)
 
+/* A worker's queue of srv_job *: many may push (the event thread, a
+ * renewal), its worker pops. */
+typedef struct {
+    GMutex lock;
+    GCond cond;
+    GQueue jobs;   /* under lock */
+    bool sleeping; /* under lock: the worker waits on cond */
+} srv_wq;
+
+static void srv_wq_init(srv_wq *q)
+{
+    g_mutex_init(&q->lock);
+    g_cond_init(&q->cond);
+    g_queue_init(&q->jobs);
+    q->sleeping = false;
+}
+
+static void srv_wq_clear(srv_wq *q)
+{
+    g_queue_clear(&q->jobs);
+    g_cond_clear(&q->cond);
+    g_mutex_clear(&q->lock);
+}
+
+/* Queue job; wake the worker if it sleeps, once the lock is free. */
+static void srv_wq_push(srv_wq *q, srv_job *job)
+{
+    bool wake;
+
+    g_mutex_lock(&q->lock);
+    g_queue_push_tail(&q->jobs, job);
+    wake = q->sleeping;
+    q->sleeping = false;
+    g_mutex_unlock(&q->lock);
+    if (wake)
+        g_cond_signal(&q->cond);
+}
+
+/* The next job, waiting for one until `until` (g_get_monotonic_time;
+ * 0: for ever). NULL when none came in time. */
+static srv_job *srv_wq_pop(srv_wq *q, int64_t until)
+{
+    srv_job *job;
+
+    g_mutex_lock(&q->lock);
+    while ((job = g_queue_pop_head(&q->jobs)) == NULL) {
+        q->sleeping = true;
+        if (until == 0)
+            g_cond_wait(&q->cond, &q->lock);
+        else if (!g_cond_wait_until(&q->cond, &q->lock, until)) {
+            job = g_queue_pop_head(&q->jobs);
+            break;
+        }
+    }
+    q->sleeping = false;
+    g_mutex_unlock(&q->lock);
+    return job;
+}
+
+/* The next job if one is queued, else NULL. */
+static srv_job *srv_wq_try_pop(srv_wq *q)
+{
+    srv_job *job;
+
+    g_mutex_lock(&q->lock);
+    job = g_queue_pop_head(&q->jobs);
+    g_mutex_unlock(&q->lock);
+    return job;
+}
+
 typedef struct {
     srv_workers *all;
     unsigned index;
     pthread_t thread;
     bool started, stop_sent;
-    GAsyncQueue *queue;      /* of srv_job *; the stop job has no ops */
+    srv_wq queue;            /* the stop job has no ops */
     atomic_uint pending;     /* jobs queued or running */
     dbfs_conn *db;           /* NULL while the database is unreachable */
+    atomic_bool up;          /* db is open (read by the event thread) */
     bool db_down;            /* the last connection attempt failed (logged once) */
     int64_t next_connect_us; /* monotonic: earliest reconnection attempt */
     srv_buf out;             /* reply buffer, reused */
@@ -67,9 +153,9 @@ struct srv_workers {
     void *user;
     srv_worker *w;
     unsigned n;
-    unsigned next; /* where the next scan for the least busy starts */
     bool stopping;
     atomic_uint running;
+    int renew_watch; /* dbfs_renew_watch's id; -1: none */
 };
 
 void srv_job_free(srv_job *job)
@@ -93,6 +179,7 @@ static void srv_worker_connect(srv_worker *w)
         if (w->db_down)
             g_message("worker %u: database connection is back", w->index);
         w->db_down = false;
+        atomic_store(&w->up, true);
         return;
     }
     w->db = NULL;
@@ -102,6 +189,31 @@ static void srv_worker_connect(srv_worker *w)
                   "\"try again later\" until it is back",
                   w->index, g_strerror(-rc));
     w->db_down = true;
+}
+
+/* A renew job is freed by whoever ends it (a worker, or srv_workers_join). */
+static void srv_worker_renew_done(srv_job *job)
+{
+    srv_job_free(job);
+}
+
+static const srv_job_ops srv_worker_renew_ops = {.reply = NULL, .done = srv_worker_renew_done};
+
+/* dbfs's renewal watcher: a renew job for every worker (from the thread
+ * that asked for the renewal; pushing is all it does). */
+static void srv_workers_renew(void *arg)
+{
+    srv_workers *all = arg;
+
+    for (unsigned i = 0; i < all->n; i++) {
+        srv_job *job;
+
+        if (!all->w[i].started)
+            continue;
+        job = g_new0(srv_job, 1);
+        job->ops = &srv_worker_renew_ops;
+        srv_wq_push(&all->w[i].queue, job);
+    }
 }
 
 /* One call: dispatch, reply, finish. */
@@ -127,14 +239,28 @@ static void *srv_worker_main(void *arg)
     srv_req_keep_begin();
     srv_worker_connect(w);
     for (;;) {
-        srv_job *job = g_async_queue_pop(w->queue);
+        srv_job *job;
+
+        /* Down: try again now and then, since calls go to others. */
+        if (w->db)
+            job = srv_wq_pop(&w->queue, 0);
+        else if ((job = srv_wq_pop(&w->queue, g_get_monotonic_time() + SRV_RECONNECT_US)) == NULL) {
+            srv_worker_connect(w);
+            continue;
+        }
         if (!job->ops) {
             srv_job_free(job);
             break;
         }
+        if (job->ops == &srv_worker_renew_ops) {
+            dbfs_conn_tend(w->db);
+            srv_job_free(job);
+            continue;
+        }
         srv_worker_run(w, job);
     }
     if (w->db) {
+        atomic_store(&w->up, false);
         dbfs_conn_close(w->db);
         w->db = NULL;
     }
@@ -156,13 +282,15 @@ srv_workers *srv_workers_new(unsigned n, dbfs *fs, const srv_env *env, void (*on
     all->user = user;
     all->n = n;
     all->w = g_new0(srv_worker, n ? n : 1);
+    all->renew_watch = -1;
     atomic_init(&all->running, 0);
     for (unsigned i = 0; i < n; i++) {
         srv_worker *w = &all->w[i];
         w->all = all;
         w->index = i;
-        w->queue = g_async_queue_new();
+        srv_wq_init(&w->queue);
         atomic_init(&w->pending, 0);
+        atomic_init(&w->up, false);
     }
     return all;
 }
@@ -188,41 +316,48 @@ int srv_workers_start(srv_workers *all)
         w->started = true;
     }
     pthread_attr_destroy(&attr);
+    if (all->fs)
+        all->renew_watch = dbfs_renew_watch(all->fs, srv_workers_renew, all);
     return rc;
 }
 
-/* The started worker with the fewest calls, scanning from a rotating start. */
-static srv_worker *srv_workers_least_busy(srv_workers *all)
+/* Which worker takes the next call: the lowest-numbered idle one with its
+ * connection up; else the one with the fewest calls, connection up first,
+ * the lowest-numbered among equals. NULL when none started. */
+static srv_worker *srv_workers_pick(srv_workers *all)
 {
     srv_worker *best = NULL;
     unsigned best_pending = 0;
+    bool best_up = false;
 
-    for (unsigned k = 0; k < all->n; k++) {
-        srv_worker *w = &all->w[(all->next + k) % all->n];
+    for (unsigned i = 0; i < all->n; i++) {
+        srv_worker *w = &all->w[i];
         unsigned p = atomic_load(&w->pending);
+        bool up = atomic_load(&w->up);
+
         if (!w->started)
             continue;
-        if (!best || p < best_pending) {
+        if (p == 0 && up)
+            return w;
+        if (!best || (up && !best_up) || (up == best_up && p < best_pending)) {
             best = w;
             best_pending = p;
+            best_up = up;
         }
-        if (p == 0)
-            break;
     }
-    all->next = all->n ? (all->next + 1) % all->n : 0;
     return best;
 }
 
 void srv_workers_submit(srv_workers *all, srv_job *job)
 {
-    srv_worker *w = all->stopping ? NULL : srv_workers_least_busy(all);
+    srv_worker *w = all->stopping ? NULL : srv_workers_pick(all);
 
     if (!w) { /* stopping, or no worker thread runs (start-up failed) */
         job->ops->done(job);
         return;
     }
     atomic_fetch_add(&w->pending, 1);
-    g_async_queue_push(w->queue, job);
+    srv_wq_push(&w->queue, job);
 }
 
 void srv_workers_stop(srv_workers *all)
@@ -232,7 +367,7 @@ void srv_workers_stop(srv_workers *all)
         srv_worker *w = &all->w[i];
         if (!w->started || w->stop_sent)
             continue;
-        g_async_queue_push(w->queue, g_new0(srv_job, 1));
+        srv_wq_push(&w->queue, g_new0(srv_job, 1));
         w->stop_sent = true;
     }
 }
@@ -260,13 +395,15 @@ void srv_workers_join(srv_workers *all)
 {
     srv_job *job;
 
+    dbfs_renew_unwatch(all->fs, all->renew_watch);
+    all->renew_watch = -1;
     srv_workers_stop(all);
     for (unsigned i = 0; i < all->n; i++) {
         srv_worker *w = &all->w[i];
         if (w->started)
             pthread_join(w->thread, NULL);
         w->started = false;
-        while ((job = g_async_queue_try_pop(w->queue)) != NULL) {
+        while ((job = srv_wq_try_pop(&w->queue)) != NULL) {
             if (job->ops)
                 job->ops->done(job);
             else
@@ -282,7 +419,7 @@ void srv_workers_free(srv_workers *all)
         return;
     srv_workers_join(all);
     for (unsigned i = 0; i < all->n; i++) {
-        g_async_queue_unref(all->w[i].queue);
+        srv_wq_clear(&all->w[i].queue);
         srv_buf_clear(&all->w[i].out);
     }
     g_free(all->w);

@@ -59,8 +59,9 @@ srv_workers *srv_workers_new(unsigned n, dbfs *fs, const srv_env *env, void (*on
 int srv_workers_start(srv_workers *w);
 
 /*
- * srv_workers_submit -- queue job on the least busy worker; the job
- * belongs to the workers from now on. When no worker can take it
+ * srv_workers_submit -- queue job on the lowest-numbered idle worker
+ * whose database connection is up, else on the least busy (srv_worker.c);
+ * the job belongs to the workers from now on. When no worker can take it
  * (stopping, none started) it is finished at once: ops->done without a
  * reply. Called by one thread (the event thread).
  */

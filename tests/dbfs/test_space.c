@@ -4,7 +4,8 @@
  * reserve free on the disk under space_path, metadata changes and
  * removals never do, a removal turns the next refusal into -EAGAIN until
  * dbfs_space_tend reclaims (VACUUM), and what the reclaim finds reusable
- * inside allfiles shows in FSSTAT.
+ * inside allfiles shows in FSSTAT; after the reclaim's CHECKPOINT every
+ * connection is opened anew, and the old backends are gone.
  *
  * The reserve is set beyond what the disk under the temporary directory
  * holds (its free space plus a TiB), so every data write is refused
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
+#include "dbfs_renew.h"
 #include "td.h"
 #include "testlib.h"
 
@@ -132,7 +134,8 @@ static void test_reclaim(void)
     td_rc(ts_write(&t, td_fh(&f), 0, 4096, 'f', DBFS_FILE_SYNC), -EAGAIN);
     td_rc(ts_write(&t, td_fh(&f), 0, 4096, 'f', DBFS_UNSTABLE), -EAGAIN);
     td_rc(dbfs_space_tend(t.fs, &session), 1);
-    g_assert_nonnull(session);
+    /* Its session ended after the CHECKPOINT (see test_renew). */
+    g_assert_null(session);
     /* About A's 2 MiB are reusable now, and nothing else is writable. */
     td_rc(dbfs_fsstat(t.c, &s), 0);
     g_test_message("reusable inside allfiles after removing 2 MiB: %" G_GUINT64_FORMAT " bytes",
@@ -153,10 +156,112 @@ static void test_reclaim(void)
     g_free(db);
 }
 
+/* The backend of the one connection named app that is not in pids[0..n). */
+static long ts_backend(const char *db, const char *app, const long *pids, int n)
+{
+    GString *sql = g_string_new(NULL);
+    long pid;
+
+    g_string_printf(sql,
+                    "SELECT coalesce(max(pid), 0) FROM pg_stat_activity WHERE application_name = "
+                    "'%s' AND datname = current_database()",
+                    app);
+    for (int i = 0; i < n; i++)
+        g_string_append_printf(sql, " AND pid <> %ld", pids[i]);
+    pid = td_sql(db, sql->str);
+    g_string_free(sql, TRUE);
+    return pid;
+}
+
+static long ts_alive(const char *db, long pid)
+{
+    char sql[96];
+
+    g_snprintf(sql, sizeof sql, "SELECT count(*) FROM pg_stat_activity WHERE pid = %ld", pid);
+    return td_sql(db, sql);
+}
+
+static void ts_woken(void *arg)
+{
+    (*(int *)arg)++;
+}
+
+/*
+ * After the reclaim's CHECKPOINT every connection of the file system is
+ * opened anew (an idle backend would keep the WAL segment it last wrote
+ * on the disk after the checkpoint removed it): the owners are woken,
+ * writes that do not fit answer -EAGAIN until each connection has a new
+ * backend, and dbfs_conn_tend returns only once the old backend is gone.
+ */
+static void test_renew(void)
+{
+    dbfs_cred root = td_root();
+    char *db = tl_fresh_fs();
+    dbfs_conn *session = NULL, *c2 = NULL;
+    dbfs_fsstat_res s;
+    dbfs_wcc w;
+    td_fs t;
+    int woken = 0, id;
+    long pids[4];
+
+    /* A file with data to remove, written without a guard. */
+    memset(&t, 0, sizeof t);
+    t.conninfo = g_strdup(db);
+    dbfs_config cfg = {.conninfo = db};
+    td_rc(dbfs_open(&cfg, &t.fs), 0);
+    td_rc(dbfs_conn_open(t.fs, &t.c), 0);
+    t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t.fs)->root_gen, 0};
+    dbfs_attr g = td_create(&t, &root, t.root, "gone", 0644);
+    td_rc(ts_write(&t, td_fh(&g), 0, 65536, 'g', DBFS_FILE_SYNC), 0);
+    td_close(&t);
+
+    ts_open_guarded(&t, db);
+    dbfs_attr f = td_create(&t, &root, t.root, "f", 0644);
+    pids[0] = ts_backend(db, "pgnfs", NULL, 0);
+    td_rc(dbfs_conn_open(t.fs, &c2), 0);
+    pids[1] = ts_backend(db, "pgnfs", pids, 1);
+    g_assert_cmpint(pids[0], >, 0);
+    g_assert_cmpint(pids[1], >, 0);
+    id = dbfs_renew_watch(t.fs, ts_woken, &woken);
+    g_assert_cmpint(id, >=, 0);
+
+    td_rc(dbfs_remove(t.c, &root, t.root, "gone", &w), 0);
+    td_rc(ts_write(&t, td_fh(&f), 0, 4096, 'f', DBFS_FILE_SYNC), -EAGAIN);
+    td_rc(dbfs_space_tend(t.fs, &session), 1);
+    g_assert_null(session);
+    g_assert_cmpint(woken, ==, 1);
+    /* c2 has not been opened anew: still JUKEBOX, whatever t.c did. */
+    td_rc(ts_write(&t, td_fh(&f), 0, 4096, 'f', DBFS_FILE_SYNC), -EAGAIN);
+    g_assert_cmpint(ts_alive(db, pids[1]), ==, 1);
+    td_rc(dbfs_conn_tend(c2), 0);
+    /* Gone as soon as tend returned; a new backend serves c2. */
+    g_assert_cmpint(ts_alive(db, pids[1]), ==, 0);
+    td_rc(dbfs_conn_tend(t.c), 0);
+    g_assert_cmpint(ts_alive(db, pids[0]), ==, 0);
+    pids[2] = ts_backend(db, "pgnfs", pids, 2);
+    g_assert_cmpint(pids[2], >, 0);
+    pids[3] = ts_backend(db, "pgnfs", pids, 3);
+    g_assert_cmpint(pids[3], >, 0);
+    /* Nothing is owed any more: the refusal is NOSPC again, and the
+     * connections work (a worker's statements prepared anew). */
+    g_test_expect_message("pgnfs-dbfs", G_LOG_LEVEL_WARNING, "space: the file system of *NOSPC*");
+    td_rc(ts_write(&t, td_fh(&f), 0, 4096, 'f', DBFS_FILE_SYNC), -ENOSPC);
+    g_test_assert_expected_messages();
+    td_rc(dbfs_fsstat(c2, &s), 0);
+    td_getattr(&t, td_fh(&f));
+    td_rc(dbfs_conn_tend(c2), 0);
+    g_assert_cmpint(ts_backend(db, "pgnfs", pids, 4), ==, 0);
+    dbfs_renew_unwatch(t.fs, id);
+    dbfs_conn_close(c2);
+    td_close(&t);
+    g_free(db);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/space/refuses", test_refuses);
     g_test_add_func("/space/reclaim", test_reclaim);
+    g_test_add_func("/space/renew", test_renew);
     return g_test_run();
 }

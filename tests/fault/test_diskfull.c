@@ -14,7 +14,10 @@
  *   - nothing stored is damaged: every file is read back byte-exact after
  *     each round and after the restart;
  *   - metadata changes and removals work on the full disk;
- *   - removing files makes room that new writes use.
+ *   - removing files makes room that new writes use, most of it: after
+ *     the space guard's CHECKPOINT every database connection is opened
+ *     anew, so no idle backend keeps removed WAL on the disk (run it with
+ *     PGNFS_TEST_SERVER_SET=server.threads=16 to see many of them).
  *
  * Files are written in 64 KiB pieces, every other file FILE_SYNC and the
  * others UNSTABLE with a COMMIT every MiB (so the write-back buffer's
@@ -419,8 +422,10 @@ static void test_diskfull(void)
                        "the disk)%s",
                        round, (double)stored / DF_MIB, df_free_mib(),
                        round ? " after removing files" : "");
-        /* Removing files made room that writes used. */
-        g_assert_cmpuint(stored, >, round ? freed / 4 : 32 * DF_MIB);
+        /* Removing files made room that writes used: most of it, since
+         * no idle backend keeps the WAL the reclaim's CHECKPOINT removed
+         * (every connection is opened anew after it). */
+        g_assert_cmpuint(stored, >, round ? freed / 2 : 32 * DF_MIB);
         /* Writes of the other kind meet NOSPC too (a checkpoint may have
          * recycled some WAL meanwhile: they may store a little first). */
         df_kind other = last == DF_SYNC ? DF_UNSTABLE : DF_SYNC;
@@ -469,13 +474,14 @@ static void test_diskfull(void)
     char *log = tl_server_log(pt.server);
     char **lines = g_strsplit(log, "\n", -1);
     for (char **l = lines; *l; l++)
-        if (strstr(*l, "space: reclaimed"))
+        if (strstr(*l, "space: reclaimed") || strstr(*l, "space: every database connection"))
             g_test_message("server: %s", strstr(*l, "space: "));
     g_strfreev(lines);
-    g_test_message("checkpoints: %lld during the rounds (%d forced); %u reclaims after removals; "
-                   "%u JUKEBOX answers, the longest run %.1f s",
+    g_test_message("checkpoints: %lld during the rounds (%d forced); %u reclaims after removals, "
+                   "%u renewals of every connection; %u JUKEBOX answers, the longest run %.1f s",
                    checkpoints - checkpoints0, DF_ROUNDS + 1,
-                   df_count(log, "space: reclaimed after removals"), df_jukebox,
+                   df_count(log, "space: reclaimed after removals"),
+                   df_count(log, "space: every database connection was opened anew"), df_jukebox,
                    (double)df_longest_us / G_USEC_PER_SEC);
     g_free(log);
     g_assert_cmpint(checkpoints - checkpoints0, >=, DF_ROUNDS + 1);

@@ -116,7 +116,7 @@ static void test_defaults(void)
     g_assert_true(c->pg_restart);
     g_assert_cmpstr(c->listen, ==, "0.0.0.0");
     g_assert_cmpuint(c->port, ==, 2049);
-    g_assert_cmpuint(c->threads, ==, 4);
+    g_assert_cmpuint(c->threads, ==, 16);
     g_assert_true(c->udp);
     g_assert_true(c->rpcbind);
     g_assert_cmpuint(c->max_connections, ==, 1024);

@@ -246,15 +246,16 @@ static void test_cache_auto(void)
 {
     const uint64_t M = 1ull << 20, G = 1ull << 30;
     const struct {
-        uint64_t mem, buffer, small;
+        uint64_t mem, buffer, small, pg;
     } cases[] = {
-        {0, 64 * M, 16 * M},       /* unknown: the least */
-        {256 * M, 64 * M, 16 * M}, /* small machines: the least */
-        {1 * G, 128 * M, 16 * M},  /* 1/8; 1/64 under its floor */
-        {2 * G, 256 * M, 32 * M},  /* 1/8, 1/64 */
-        {24 * G, 3 * G, 384 * M},  /* a 24 GiB machine */
-        {64 * G, 4 * G, 1 * G},    /* the ceilings */
-        {1024 * G, 4 * G, 1 * G},
+        {0, 64 * M, 16 * M, 128 * M},       /* unknown: the least */
+        {256 * M, 64 * M, 16 * M, 128 * M}, /* small machines: the least */
+        {1 * G, 128 * M, 16 * M, 128 * M},  /* 1/8; 1/64 and 1/32 under their floors */
+        {2 * G, 256 * M, 32 * M, 128 * M},  /* 1/8, 1/64 */
+        {8 * G, 1 * G, 128 * M, 256 * M},   /* 1/8, 1/64, 1/32 */
+        {24 * G, 3 * G, 384 * M, 768 * M},  /* a 24 GiB machine */
+        {64 * G, 4 * G, 1 * G, 1 * G},      /* the ceilings */
+        {1024 * G, 4 * G, 1 * G, 1 * G},
     };
     char *text = NULL;
     uint64_t total = 0;
@@ -262,6 +263,7 @@ static void test_cache_auto(void)
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_assert_cmpuint(cfg_buffer_auto(cases[i].mem), ==, cases[i].buffer);
         g_assert_cmpuint(cfg_small_auto(cases[i].mem), ==, cases[i].small);
+        g_assert_cmpuint(cfg_pg_buffers_auto(cases[i].mem), ==, cases[i].pg);
     }
     /* Never more than the machine has (a cgroup may say less). */
     g_assert_true(g_file_get_contents("/proc/meminfo", &text, NULL, NULL));
