@@ -222,7 +222,6 @@ int dbfs_readlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, char **target
     PGresult *r = NULL;
     dbfs_cache_op op;
     dbfs_attr a;
-    size_t len;
     int rc;
 
     (void)cred;
@@ -237,18 +236,7 @@ int dbfs_readlink(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, char **target
     dbfs_cache_put_attr(&op, &a);
     if (attr)
         *attr = a;
-    if (a.type != DBFS_LNK || dbfs_get_null(r, 0, DBFS_ATTR_NCOLS)) {
-        rc = -EINVAL;
-        goto out;
-    }
-    len = (size_t)PQgetlength(r, 0, DBFS_ATTR_NCOLS);
-    *target = malloc(len + 1);
-    if (!*target) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    memcpy(*target, PQgetvalue(r, 0, DBFS_ATTR_NCOLS), len);
-    (*target)[len] = 0;
+    rc = dbfs_get_target(r, DBFS_ATTR_NCOLS, &a, target);
 out:
     dbfs_cache_end(&op);
     PQclear(r);

@@ -239,7 +239,6 @@ int dbfs_sn_readlink(dbfs_conn *c, dbfs_fh fh, char **target, dbfs_attr *attr)
 {
     PGresult *r = NULL;
     dbfs_attr a;
-    size_t len;
     int rc;
 
     *target = NULL;
@@ -257,18 +256,7 @@ int dbfs_sn_readlink(dbfs_conn *c, dbfs_fh fh, char **target, dbfs_attr *attr)
     dbfs_sn_attr(r, 0, 0, fh.snap, &a);
     if (attr)
         *attr = a;
-    if (a.type != DBFS_LNK || dbfs_get_null(r, 0, DBFS_ATTR_NCOLS)) {
-        rc = -EINVAL;
-        goto out;
-    }
-    len = (size_t)PQgetlength(r, 0, DBFS_ATTR_NCOLS);
-    *target = malloc(len + 1);
-    if (!*target) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    memcpy(*target, PQgetvalue(r, 0, DBFS_ATTR_NCOLS), len);
-    (*target)[len] = 0;
+    rc = dbfs_get_target(r, DBFS_ATTR_NCOLS, &a, target);
 out:
     PQclear(r);
     return rc;

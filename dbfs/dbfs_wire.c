@@ -13,6 +13,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <string.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include <glib.h>
@@ -185,6 +186,22 @@ void dbfs_get_attr(const PGresult *r, int row, int col, dbfs_attr *a)
     /* Regular files: the data bytes stored (fileatt.used). Others hold no
      * chunks; their size (a symbolic link's target) is what they occupy. */
     a->used = a->type == DBFS_REG ? (uint64_t)dbfs_get_i8(r, row, col + 14) : a->size;
+}
+
+/* dbfs_get_target -- see dbfs_wire.h. */
+int dbfs_get_target(const PGresult *r, int col, const dbfs_attr *a, char **target)
+{
+    size_t len;
+
+    if (a->type != DBFS_LNK || dbfs_get_null(r, 0, col))
+        return -EINVAL;
+    len = (size_t)PQgetlength(r, 0, col);
+    *target = malloc(len + 1);
+    if (!*target)
+        return -ENOMEM;
+    memcpy(*target, PQgetvalue(r, 0, col), len);
+    (*target)[len] = 0;
+    return 0;
 }
 
 /* dbfs_fnres_parse -- see dbfs_wire.h. */

@@ -53,6 +53,10 @@ int32_t dbfs_get_i4(const PGresult *r, int row, int col);
 int64_t dbfs_get_i8(const PGresult *r, int row, int col);
 /* DBFS_ATTR_NCOLS attribute columns starting at col. */
 void dbfs_get_attr(const PGresult *r, int row, int col, dbfs_attr *a);
+/* The target of symbolic link a, in column col of row 0, into *target
+ * (malloc'd, NUL-terminated). Returns 0, -EINVAL (a is no link, or the
+ * column is NULL) or -ENOMEM. */
+int dbfs_get_target(const PGresult *r, int col, const dbfs_attr *a, char **target);
 
 /* A metadata function's answer, parsed (dbfs_fnres_parse). */
 typedef struct {

@@ -229,6 +229,22 @@ void pt_write(nr_ctx *c, const nr_fh *fh, uint64_t off, const void *data, uint32
     g_assert_cmpuint(res.WRITE3res_u.resok.count, ==, len);
 }
 
+GByteArray *pt_read_all(nr_ctx *c, const nr_fh *fh)
+{
+    GByteArray *out = g_byte_array_new();
+    READ3res res;
+
+    for (;;) {
+        pt_ok(c, nr_read(c, fh, out->len, 65536, &res));
+        const READ3resok *ok = &res.READ3res_u.resok;
+        g_byte_array_append(out, (const guint8 *)ok->data.data_val, ok->data.data_len);
+        if (ok->eof || ok->data.data_len == 0)
+            break;
+    }
+    nr_arena_clear(c);
+    return out;
+}
+
 void pt_chmod(nr_ctx *c, const nr_fh *fh, uint32_t mode)
 {
     sattr3 sa = nr_sattr_mode(mode);

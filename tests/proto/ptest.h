@@ -92,6 +92,8 @@ nr_fh pt_create(nr_ctx *c, const nr_fh *dir, const char *name, uint32_t mode);
 nr_fh pt_mkdir(nr_ctx *c, const nr_fh *dir, const char *name, uint32_t mode);
 /* FILE_SYNC write of all len bytes. */
 void pt_write(nr_ctx *c, const nr_fh *fh, uint64_t off, const void *data, uint32_t len);
+/* All of fh read through NFS (64 KiB READs up to EOF); the caller frees it. */
+GByteArray *pt_read_all(nr_ctx *c, const nr_fh *fh);
 void pt_chmod(nr_ctx *c, const nr_fh *fh, uint32_t mode);
 void pt_chown(nr_ctx *c, const nr_fh *fh, uint32_t uid, uint32_t gid);
 

@@ -104,22 +104,6 @@ static void st_snapshot(const char *what, const char *name)
     g_assert_cmpint(status, ==, 0);
 }
 
-static GByteArray *st_read_all(nr_ctx *c, const nr_fh *f)
-{
-    GByteArray *out = g_byte_array_new();
-    READ3res res;
-
-    for (;;) {
-        pt_ok(c, nr_read(c, f, out->len, 65536, &res));
-        const READ3resok *ok = &res.READ3res_u.resok;
-        g_byte_array_append(out, (const guint8 *)ok->data.data_val, ok->data.data_len);
-        if (ok->eof || ok->data.data_len == 0)
-            break;
-    }
-    nr_arena_clear(c);
-    return out;
-}
-
 /* Compare the tree under dir (a snapshot's, path relative to the test's
  * directory) with m; count the entries seen. */
 static void st_check_dir(nr_ctx *c, const nr_fh *dir, const char *path, GHashTable *m,
@@ -163,7 +147,7 @@ static void st_check_dir(nr_ctx *c, const nr_fh *dir, const char *path, GHashTab
         st_node *want = g_hash_table_lookup(m, p);
 
         if (want->type == NF3REG) {
-            GByteArray *got = st_read_all(c, fh);
+            GByteArray *got = pt_read_all(c, fh);
             g_assert_cmpmem(got->data, got->len, want->data->data, want->data->len);
             g_byte_array_unref(got);
         } else if (want->type == NF3LNK) {
@@ -393,7 +377,7 @@ static void test_readonly(void)
     g_assert_cmpuint(ac.ACCESS3res_u.resok.access, ==, ACCESS3_READ);
     nr_arena_clear(c);
     /* The live file is untouched; the snapshot's reads back. */
-    GByteArray *got = st_read_all(c, &sf);
+    GByteArray *got = pt_read_all(c, &sf);
     g_assert_cmpmem(got->data, got->len, "snapshot", 8);
     g_byte_array_unref(got);
     /* Up: snapshot root -> .snapshots -> the live root. */
@@ -668,14 +652,14 @@ static void test_restore_shared(void)
     pt_write(c, &f, 0, "after!", 6);
     /* In the server's caches now: the name, the attributes, the bytes. */
     g = pt_lookup(c, &root, "r");
-    GByteArray *got = st_read_all(c, &g);
+    GByteArray *got = pt_read_all(c, &g);
     g_assert_cmpmem(got->data, got->len, "after!", 6);
     g_byte_array_free(got, TRUE);
     const char *rs[] = {"snapshot", "restore", "s1", "/r", NULL};
     g_free(st_pgnfs_on(tl_server_conninfo(s), &status, rs));
     g_assert_cmpint(status, ==, 0);
     g = pt_lookup(c, &root, "r");
-    got = st_read_all(c, &g);
+    got = pt_read_all(c, &g);
     g_assert_cmpmem(got->data, got->len, "before", 6);
     g_byte_array_free(got, TRUE);
     nr_close(c);

@@ -144,23 +144,6 @@ static char *vt_make_tree(nr_ctx *c, const char *name)
     return top;
 }
 
-/* Read all of f through NFS. */
-static GByteArray *vt_read_all(nr_ctx *c, const nr_fh *f)
-{
-    GByteArray *out = g_byte_array_new();
-    READ3res res;
-
-    for (;;) {
-        pt_ok(c, nr_read(c, f, out->len, 65536, &res));
-        const READ3resok *ok = &res.READ3res_u.resok;
-        g_byte_array_append(out, (const guint8 *)ok->data.data_val, ok->data.data_len);
-        if (ok->eof || ok->data.data_len == 0)
-            break;
-    }
-    nr_arena_clear(c);
-    return out;
-}
-
 /* Every entry under dir (whose path is path) through READDIRPLUS, into
  * out; contents and link targets too when deep. */
 static void vt_walk(nr_ctx *c, const nr_fh *dir, const char *path, GPtrArray *out, bool deep)
@@ -193,7 +176,7 @@ static void vt_walk(nr_ctx *c, const nr_fh *dir, const char *path, GPtrArray *ou
         if (v->a.type == NF3DIR)
             vt_walk(c, &v->fh, v->path, out, deep);
         if (deep && v->a.type == NF3REG)
-            v->data = vt_read_all(c, &v->fh);
+            v->data = pt_read_all(c, &v->fh);
         if (deep && v->a.type == NF3LNK) {
             READLINK3res rl;
             pt_ok(c, nr_readlink(c, &v->fh, &rl));
@@ -589,7 +572,7 @@ static void test_readonly(void)
     PQclear(r);
     /* The file is still whole through NFS. */
     nr_fh f = pt_lookup(c, &t, "f");
-    GByteArray *bytes = vt_read_all(c, &f);
+    GByteArray *bytes = pt_read_all(c, &f);
     g_assert_cmpuint(bytes->len, ==, 3000);
     g_byte_array_unref(bytes);
 
