@@ -20,26 +20,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 t0=$(date +%s)
 step() { echo "test-compose-ha: [$(( $(date +%s) - t0 ))s] $*"; }
 
-engine=${PGNFS_LOCAL_ENGINE:-}
-if [[ -z "$engine" ]]; then
-  for e in "$top/../shared/docker/local-engine.sh" /work/shared/docker/local-engine.sh; do
-    [[ -x "$e" ]] && { engine=$e; break; }
-  done
-fi
-started_engine=0
-if [[ -z "${DOCKER_HOST:-}" ]]; then
-  if [[ ! -x "$engine" ]]; then
-    echo "test-compose-ha: no Docker engine: set DOCKER_HOST, or PGNFS_LOCAL_ENGINE to" \
-      "shared/docker/local-engine.sh" >&2
-    exit 77
-  fi
-  if ! DOCKER_HOST=unix://${DOCKER_LOCAL_ROOT:-/tmp/docker-local}/docker.sock \
-    docker info >/dev/null 2>&1; then
-    started_engine=1
-  fi
-  step "starting the local engine"
-  eval "$("$engine" start)"
-fi
+step "starting the local engine (unless one answers)"
+. "$top/docker/engine.sh"
+engine_up test-compose-ha
 for tool in docker docker-compose nfs-cp python3; do
   command -v "$tool" >/dev/null || { echo "test-compose-ha: $tool is missing" >&2; exit 1; }
 done
@@ -58,7 +41,7 @@ cleanup() {
   fi
   [[ -f "$work/compose.yml" ]] && "${compose[@]}" down -v --remove-orphans >/dev/null 2>&1 || true
   rm -rf "$work"
-  [[ $started_engine == 1 ]] && "$engine" stop || true
+  engine_down || true
   step "done (exit $rc)"
 }
 trap cleanup EXIT
