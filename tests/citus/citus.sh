@@ -7,9 +7,9 @@
 #
 # Needs a PostgreSQL 15 whose server has Citus installed (12.x or 13.x:
 # citus.so in `DIR/pg_config --pkglibdir`, citus.control in its share
-# directory); Citus is not packaged by Debian and this repository neither
-# ships nor builds it. DIR is that PostgreSQL's bin directory (initdb,
-# pg_ctl, postgres, pg_config). --build is pgnfs's build tree (default
+# directory); Citus is not packaged by Debian: bench/citus/build.sh builds
+# it from its source and prints such a DIR. DIR is that PostgreSQL's bin
+# directory (initdb, pg_ctl, postgres, pg_config). --build is pgnfs's build tree (default
 # ./build: server/pgnfs, server/pgnfsd, tests/proto/proto_integrity,
 # tests/proto/proto_procs, bench/connectathon/cthon).
 #
