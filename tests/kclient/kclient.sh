@@ -40,7 +40,8 @@
 #   -v              stream the guest's console
 #
 # Environment: KCLIENT_HARNESS (the shared harness; default the first
-# shared/kclient found beside the repository or one level further up),
+# shared/kclient found beside the repository, one level further up, or in
+# the machine's shared directory /work/shared),
 # KCLIENT_DIR (its images, default /tmp/kclient), PGNFS_BUILD.
 #
 # Exit status: 0 passed; 1 failed; 2 harness or usage error; 77 skipped
@@ -82,7 +83,7 @@ find_harness() {
         KC=$(cd "$KCLIENT_HARNESS" && pwd)
         return
     fi
-    for d in "$TOP/../shared/kclient" "$TOP/../../shared/kclient"; do
+    for d in "$TOP/../shared/kclient" "$TOP/../../shared/kclient" /work/shared/kclient; do
         if [ -x "$d/run.sh" ]; then KC=$(cd "$d" && pwd); return; fi
     done
     die "the kernel-client harness (shared/kclient/run.sh) is not beside the repository;" \
