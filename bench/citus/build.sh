@@ -9,13 +9,12 @@
 # https://github.com/citusdata/citus, of which REF is built (default
 # v13.2.2: Citus 12.x and 13.x support PostgreSQL 15, later ones do not).
 # --work (default /tmp/pgnfs-citus-build) gets deb/ (Debian's
-# postgresql-15, -client-15, -server-dev-15 and libpq-dev, downloaded with
-# apt),
+# postgresql-15, -client-15 and -server-dev-15, downloaded with apt),
 # pg/ (those packages unpacked: a relocatable PostgreSQL), citus/ (the
-# source, configured and built there) and build.log. The build tools and
-# the Kerberos headers that the server's headers include are installed
-# with apt. Citus is configured without libcurl (it only reports
-# statistics with it).
+# source, configured and built there) and build.log. The build tools,
+# the Kerberos headers that the server's headers include and libpq (which
+# Citus links dynamically, the system's) are installed with apt. Citus is
+# configured without libcurl (it only reports statistics with it).
 #
 # Last line printed: the bin directory to give tests/citus/citus.sh as
 # --pg-bin. Exit status 0 = built and installed.
@@ -37,16 +36,21 @@ log() { echo "citus-build: $*"; }
 apt_get() { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 log "installing the build tools (Debian packages)"
 apt_get install -y -qq build-essential liblz4-dev libzstd-dev libssl-dev libicu-dev \
-  zlib1g-dev libkrb5-dev >/dev/null
+  zlib1g-dev libkrb5-dev libpq-dev >/dev/null
 
 rm -rf "$work/deb" "$work/pg" "$work/citus"
 mkdir -p "$work/deb" "$work/pg" "$work/citus"
 log "downloading PostgreSQL 15 and its server headers into $work/deb"
 (cd "$work/deb" && apt-get -o DPkg::Lock::Timeout=600 download -qq postgresql-15 \
-  postgresql-client-15 postgresql-server-dev-15 libpq-dev)
+  postgresql-client-15 postgresql-server-dev-15)
 for d in "$work"/deb/*.deb; do dpkg-deb -x "$d" "$work/pg"; done
 bin=$work/pg/usr/lib/postgresql/15/bin
 [[ -x "$bin/pg_config" ]] || { echo "build.sh: no pg_config in $bin" >&2; exit 1; }
+# Citus links the system's libpq (a copy linked in statically would
+# resolve to the server's own functions): its headers and library there.
+cp -a /usr/include/postgresql/. "$("$bin/pg_config" --includedir)/"
+mkdir -p "$("$bin/pg_config" --libdir)"
+ln -sf "$(pkg-config --variable=libdir libpq)/libpq.so" "$("$bin/pg_config" --libdir)/libpq.so"
 
 log "copying the source from $src"
 if git --git-dir="$src" rev-parse --verify -q HEAD >/dev/null 2>&1 && [[ ! -f "$src/configure" ]]; then

@@ -16,21 +16,31 @@
 -- log, chains.
 --
 -- Foreign keys between distributed tables must contain the distribution
--- column: naming.parent -> fileatt.inode does (co-located), naming.inode
--- -> fileatt.inode does not, and local tables may not reference
--- distributed ones; those go (the functions keep them true, and pgnfs fsck
--- checks names that point nowhere and locks of files that are gone).
+-- column, and local tables may not reference distributed ones: file
+-- systems made before migration 006 still have such keys (naming.inode
+-- and the lock tables' inode -> fileatt.inode); they go (the functions
+-- keep them true, and pgnfs fsck checks names that point nowhere and
+-- locks of files that are gone).
 \set ON_ERROR_STOP on
 BEGIN;
-ALTER TABLE naming DROP CONSTRAINT naming_inode_fkey;
-ALTER TABLE pgnfs_nlm_lock DROP CONSTRAINT pgnfs_nlm_lock_inode_fkey;
-ALTER TABLE pgnfs_nlm_share DROP CONSTRAINT pgnfs_nlm_share_inode_fkey;
-ALTER TABLE pgnfs_nlm_wait DROP CONSTRAINT pgnfs_nlm_wait_inode_fkey;
+ALTER TABLE naming DROP CONSTRAINT IF EXISTS naming_inode_fkey;
+ALTER TABLE pgnfs_nlm_lock DROP CONSTRAINT IF EXISTS pgnfs_nlm_lock_inode_fkey;
+ALTER TABLE pgnfs_nlm_share DROP CONSTRAINT IF EXISTS pgnfs_nlm_share_inode_fkey;
+ALTER TABLE pgnfs_nlm_wait DROP CONSTRAINT IF EXISTS pgnfs_nlm_wait_inode_fkey;
 -- Citus distributes no table with triggers: the invalidation triggers of
 -- several frontends go, so one server (coherence single) serves a
--- distributed file system (ARCHITECTURE.md says what several would need).
-DROP TRIGGER pgnfs_inval_fileatt ON fileatt;
-DROP TRIGGER pgnfs_inval_naming ON naming;
+-- distributed file system (ARCHITECTURE.md says what several would need);
+-- so do the copy-on-write triggers of snapshots (Citus has no snapshot
+-- across shards: a distributed file system takes none) and those that
+-- transformation chains and links add when first used.
+DROP TRIGGER IF EXISTS pgnfs_inval_fileatt ON fileatt;
+DROP TRIGGER IF EXISTS pgnfs_inval_naming ON naming;
+DROP TRIGGER IF EXISTS pgnfs_snap_keep ON fileatt;
+DROP TRIGGER IF EXISTS pgnfs_snap_keep ON naming;
+DROP TRIGGER IF EXISTS pgnfs_snap_keep ON allfiles;
+DROP TRIGGER IF EXISTS pgnfs_xf_inherit ON naming;
+DROP TRIGGER IF EXISTS pgnfs_xf_follow ON fileatt;
+DROP TRIGGER IF EXISTS pgnfs_xf_forget ON fileatt;
 COMMIT;
 SELECT create_distributed_table('fileatt', 'inode');
 SELECT create_distributed_table('allfiles', 'inode', colocate_with => 'fileatt');
