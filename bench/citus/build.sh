@@ -13,7 +13,9 @@
 # pg/ (those packages unpacked: a relocatable PostgreSQL), citus/ (the
 # source, configured and built there) and build.log. The build tools,
 # the Kerberos headers that the server's headers include and libpq (which
-# Citus links dynamically, the system's) are installed with apt. Citus is
+# Citus links dynamically, the system's) are installed with apt when
+# missing, never upgraded (a newer postgresql-15 package under running
+# servers breaks them: their plpgsql.so no longer matches). Citus is
 # configured without libcurl (it only reports statistics with it).
 #
 # Last line printed: the bin directory to give tests/citus/citus.sh as
@@ -35,7 +37,7 @@ log() { echo "citus-build: $*"; }
 
 apt_get() { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 "$@"; }
 log "installing the build tools (Debian packages)"
-apt_get install -y -qq build-essential liblz4-dev libzstd-dev libssl-dev libicu-dev \
+apt_get install -y -qq --no-upgrade build-essential liblz4-dev libzstd-dev libssl-dev libicu-dev \
   zlib1g-dev libkrb5-dev libpq-dev >/dev/null
 
 rm -rf "$work/deb" "$work/pg" "$work/citus"
