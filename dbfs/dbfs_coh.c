@@ -609,7 +609,7 @@ static int dbfs_coh_register_txn(dbfs_conn *c, void *arg)
 /* A joining server: wait until no solo frontend is left (each has read a
  * snapshot of the log and reset its caches, or is dead). Returns 0, or
  * -EBUSY with *why, or an errno. */
-static int dbfs_coh_wait_solos(dbfs_coh *h, char **why)
+int dbfs_coh_wait_solos(dbfs_conn *c, int64_t self, char **why)
 {
     int64_t start = g_get_monotonic_time();
     int64_t until = start + (int64_t)(DBFS_FRONTEND_STALE_S + 10) * G_USEC_PER_SEC;
@@ -622,9 +622,9 @@ static int dbfs_coh_wait_solos(dbfs_coh *h, char **why)
         int rc;
 
         dbfs_params_init(&p);
-        dbfs_param_i8(&p, h->id);
+        dbfs_param_i8(&p, self);
         dbfs_param_i8(&p, DBFS_FRONTEND_STALE_S);
-        rc = dbfs_exec(h->beat, DBFS_ST_COH_SOLOS, &p, &r);
+        rc = dbfs_exec(c, DBFS_ST_COH_SOLOS, &p, &r);
         if (rc == 0)
             n = dbfs_get_i8(r, 0, 0);
         PQclear(r);
@@ -698,7 +698,7 @@ int dbfs_frontend_start(dbfs *fs, const dbfs_frontend_self *self, char **why)
     if (rc == 0)
         rc = dbfs_txn(h->beat, "frontend registration", dbfs_coh_register_txn, &g);
     if (rc == 0 && h->shared && !atomic_load(&h->solo))
-        rc = dbfs_coh_wait_solos(h, why);
+        rc = dbfs_coh_wait_solos(h->beat, h->id, why);
     if (rc == 0)
         rc = dbfs_coh_connect(h);
     if (rc != 0) {

@@ -138,4 +138,14 @@ struct dbfs {
     bool (*coh_fresh)(dbfs_coh *h);
 };
 
+/*
+ * dbfs_coh_wait_solos -- on session c, wait until no shared frontend other
+ * than row self (0: none of ours) serves the file system alone (each has
+ * read a snapshot of the invalidation log, or its heartbeat is stale), at
+ * most DBFS_FRONTEND_STALE_S + 10 s (dbfs_coh.c). The caller has woken
+ * them (DBFS_ST_COH_JOIN). Returns 0, -EBUSY with *why (g_free it), or a
+ * database error.
+ */
+int dbfs_coh_wait_solos(dbfs_conn *c, int64_t self, char **why);
+
 #endif /* PGNFS_DBFS_INT_H */

@@ -132,9 +132,10 @@ int dbfs_snap_find(dbfs_conn *c, const char *name, uint32_t *id);
 /*
  * dbfs_snap_notify -- tell every server that reads the invalidation log
  * ([cache] coherence = shared) to drop all its cached metadata, before and
- * after changes made outside them (a restore), on admin session a: one alone on the file
- * system starts reading the log first (waits up to
- * DBFS_FRONTEND_STALE_S). Returns 0 or a database error.
+ * after changes made outside them (a restore), on admin session a: one
+ * alone on the file system starts reading the log first (waits up to
+ * DBFS_FRONTEND_STALE_S + 10 s). Returns 0, -EBUSY (one did not; logged)
+ * or a database error.
  */
 int dbfs_snap_notify(dbfs_admin *a);
 

@@ -254,12 +254,14 @@ int dbfs_snap_tick(dbfs *fs, dbfs_conn **session, uint64_t every_s, unsigned kee
  * system (solo, dbfs_coh.c) answers from its caches without reading the
  * invalidation log: it is woken as a joining server wakes it, and waited
  * for until it reads the log (its row's solo flag clears) or its heartbeat
- * is stale (it has stopped answering from its caches); then the row
- * "everything" goes to the log, for every server that reads it. */
+ * is stale (it has stopped answering from its caches), as a joining server
+ * waits (dbfs_coh_wait_solos, bounded); then the row "everything" goes to
+ * the log, for every server that reads it. */
 int dbfs_snap_notify(dbfs_admin *a)
 {
     dbfs_conn *c = a->c;
     static const char who[] = "admin";
+    char *why = NULL;
     dbfs_params p;
     PGresult *r = NULL;
     int rc;
@@ -268,16 +270,11 @@ int dbfs_snap_notify(dbfs_admin *a)
     dbfs_param_bytes(&p, who, sizeof who - 1);
     rc = dbfs_exec(c, DBFS_ST_COH_JOIN, &p, &r);
     PQclear(r);
-    for (int64_t solos = 1; rc == 0 && solos > 0;) {
-        dbfs_params_init(&p);
-        dbfs_param_i8(&p, 0);
-        dbfs_param_i8(&p, DBFS_FRONTEND_STALE_S);
-        r = NULL;
-        rc = dbfs_exec(c, DBFS_ST_COH_SOLOS, &p, &r);
-        solos = rc == 0 ? dbfs_get_i8(r, 0, 0) : 0;
-        PQclear(r);
-        if (solos > 0)
-            g_usleep(50 * 1000);
+    if (rc == 0)
+        rc = dbfs_coh_wait_solos(c, 0, &why);
+    if (rc == -EBUSY) {
+        g_warning("snapshot restore: %s", why);
+        g_free(why);
     }
     r = NULL;
     if (rc == 0)
