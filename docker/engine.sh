@@ -1,11 +1,18 @@
 # docker/engine.sh -- sourced by the container tests (test-compose.sh,
 # test-compose-ha.sh): find a Docker engine, start the private one when
-# none answers, and stop it again when this test started it.
+# none answers, and stop it again when this test started it; free ports;
+# a compose project taken down however the test ends.
 #
 #   engine_up NAME     sets DOCKER_HOST and started_engine (1: ours to
 #                      stop); exits 77 when there is no engine to test on
 #   engine_down        stops the engine if engine_up started it, and waits
 #                      until its daemon has exited
+#   free_port          prints a free TCP port of 127.0.0.1
+#   compose_project P N  sets project (P + this shell's pid), work (a
+#                      temporary directory) and compose (docker-compose on
+#                      $work/compose.yml), and traps EXIT: on failure the
+#                      last N lines of the services' logs, then the project
+#                      down (volumes too), work removed, engine_down
 #
 # The engine script is PGNFS_LOCAL_ENGINE, else shared/docker/local-engine.sh
 # beside this checkout, else the machine's shared directory (/work/shared).
@@ -59,4 +66,28 @@ engine_down() {
   pid=$(cat "$engine_root/dockerd.pid" 2>/dev/null || true)
   "$engine" stop || true
   engine_wait_gone "$pid"
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+compose_project() {
+  project=$1$$
+  compose_log_lines=$2
+  work=$(mktemp -d)
+  compose=(docker-compose -p "$project" -f "$work/compose.yml")
+  trap compose_cleanup EXIT
+}
+
+compose_cleanup() {
+  local rc=$?
+  if [[ $rc -ne 0 && -f "$work/compose.yml" ]]; then
+    "${compose[@]}" logs --no-color --tail "$compose_log_lines" >&2 || true
+  fi
+  [[ -f "$work/compose.yml" ]] && "${compose[@]}" down -v --remove-orphans >/dev/null 2>&1 || true
+  rm -rf "$work"
+  # An engine this test started is stopped again (its images stay).
+  engine_down || true
+  step "done (exit $rc)"
 }

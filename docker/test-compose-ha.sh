@@ -27,24 +27,10 @@ for tool in docker docker-compose nfs-cp python3; do
   command -v "$tool" >/dev/null || { echo "test-compose-ha: $tool is missing" >&2; exit 1; }
 done
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 for v in MON DB1 DB2 NFS1 NFS2 METRICS1 METRICS2; do
   export "PGNFS_TEST_${v}_PORT=$(free_port)"
 done
-project=pgnfsha$$
-work=$(mktemp -d)
-compose=(docker-compose -p "$project" -f "$work/compose.yml")
-cleanup() {
-  rc=$?
-  if [[ $rc -ne 0 && -f "$work/compose.yml" ]]; then
-    "${compose[@]}" logs --no-color --tail 40 >&2 || true
-  fi
-  [[ -f "$work/compose.yml" ]] && "${compose[@]}" down -v --remove-orphans >/dev/null 2>&1 || true
-  rm -rf "$work"
-  engine_down || true
-  step "done (exit $rc)"
-}
-trap cleanup EXIT
+compose_project pgnfsha 40
 
 step "checking that docker-compose.ha.yml parses (docker-compose config -q)"
 (cd "$top" && docker-compose -f docker-compose.ha.yml config -q)

@@ -28,27 +28,12 @@ for tool in docker docker-compose nfs-cp python3; do
   command -v "$tool" >/dev/null || { echo "test-compose: $tool is missing" >&2; exit 1; }
 done
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 # Free ports unless given (PGNFS_TEST_NFS_PORT=2049 checks that the
 # unprivileged server may bind a privileged port).
 export PGNFS_TEST_DB_PORT=${PGNFS_TEST_DB_PORT:-$(free_port)}
 export PGNFS_TEST_NFS_PORT=${PGNFS_TEST_NFS_PORT:-$(free_port)}
 export PGNFS_TEST_METRICS_PORT=${PGNFS_TEST_METRICS_PORT:-$(free_port)}
-project=pgnfstest$$
-work=$(mktemp -d)
-compose=(docker-compose -p "$project" -f "$work/compose.yml")
-cleanup() {
-  rc=$?
-  if [[ $rc -ne 0 && -f "$work/compose.yml" ]]; then
-    "${compose[@]}" logs --no-color --tail 60 >&2 || true
-  fi
-  [[ -f "$work/compose.yml" ]] && "${compose[@]}" down -v --remove-orphans >/dev/null 2>&1 || true
-  rm -rf "$work"
-  # An engine this script started is stopped again (its images stay).
-  engine_down || true
-  step "done (exit $rc)"
-}
-trap cleanup EXIT
+compose_project pgnfstest 60
 
 step "checking that docker-compose.yml parses (docker-compose config -q)"
 (cd "$top" && docker-compose -f docker-compose.yml config -q)
