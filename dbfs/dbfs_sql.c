@@ -827,7 +827,7 @@ const char dbfs_sql_drop_all[] =
     "    EXECUTE 'DROP TABLE ' || t::text;\n"
     "  END LOOP;\n"
     "END $$;\n"
-    "DROP SEQUENCE IF EXISTS pgnfs_inode_seq, pgnfs_cookie_seq;\n"
+    "DROP SEQUENCE IF EXISTS pgnfs_inode_seq, pgnfs_cookie_seq, pgnfs_snap_epoch_seq;\n"
     "DROP TYPE IF EXISTS pgnfs_result, pgnfs_nlm_res CASCADE;\n"
     "DO $$ DECLARE f regprocedure; BEGIN\n"
     "  FOR f IN SELECT p.oid::regprocedure FROM pg_proc p\n"

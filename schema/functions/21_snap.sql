@@ -2,15 +2,21 @@
 -- taking, deleting and reclaiming snapshots, per-file tables kept for
 -- them, and reading the file system as a snapshot saw it.
 --
--- Invariants (E = pgnfs_snap_state.epoch, N = its newest live snapshot):
---   1. Every live row has coalesce(born, 0) <= E; a row written while the
---      triggers run has born = E.
+-- Invariants (E = pgnfs_snap_state.epoch, N = its newest live snapshot,
+-- S = the last value of pgnfs_snap_epoch_seq, 011_snap_cheap.sql):
+--   0. N <= E <= S, and a snapshot taken next gets an id above S.
+--   1. Every live row has coalesce(born, 0) <= S; a row version written
+--      while snapshots exist has N <= born <= S (its DEFAULT, or the
+--      triggers, stamp it with S; one the triggers skip keeps its born,
+--      which is >= N already).
 --   2. A row version that a live snapshot k sees is, at any moment, the
 --      live row (born < k), a kept row (born < k <= died) or a row of a kept
 --      table of its file (born < k <= died of the table); never two.
---   3. The triggers of fileatt, naming and allfiles are enabled exactly
---      while a snapshot exists (N > 0); per-file tables' always, returning
---      at once while N = 0.
+--   3. The triggers of fileatt, naming and allfiles (pgnfs_snap_keep,
+--      BEFORE UPDATE OR DELETE WHEN coalesce(OLD.born, 0) < S, and
+--      pgnfs_snap_born, BEFORE INSERT WHEN NEW.born IS NULL) are enabled
+--      exactly while a snapshot exists (N > 0); per-file tables' always,
+--      returning at once while N = 0.
 --   4. Every writer locks a row of fileatt (FOR UPDATE, or by changing it)
 --      before it writes anything (20_data.sql: "every writer of a file's
 --      chunks holds the file's fileatt row lock"; the metadata functions
@@ -29,7 +35,23 @@ CREATE OR REPLACE FUNCTION pgnfs_snap_needed(ids bigint[], born bigint, died big
 RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT EXISTS (SELECT 1 FROM unnest(ids) AS k WHERE k > coalesce(born, 0) AND k <= died) $$;
 
--- The copy-on-write triggers (BEFORE INSERT OR UPDATE OR DELETE, per row).
+-- What a row version written now is stamped with (born): S, invariant 1.
+-- pg_sequence_last_value is built in (no query); inlined.
+CREATE OR REPLACE FUNCTION pgnfs_snap_stamp() RETURNS bigint LANGUAGE sql VOLATILE
+AS $$ SELECT pg_sequence_last_value('pgnfs_snap_epoch_seq'::regclass) $$;
+
+-- Stamp a row inserted with born NULL given (the DEFAULT stamps the others).
+CREATE OR REPLACE FUNCTION pgnfs_snap_born() RETURNS trigger LANGUAGE plpgsql
+AS $$
+BEGIN
+    NEW.born := pgnfs_snap_stamp();
+    RETURN NEW;
+END
+$$;
+
+-- The copy-on-write triggers of fileatt, naming and allfiles (BEFORE
+-- UPDATE OR DELETE, per row, entered only for rows born before S), and of
+-- the per-file tables (BEFORE INSERT OR UPDATE OR DELETE, every row).
 CREATE OR REPLACE FUNCTION pgnfs_snap_keep_fileatt() RETURNS trigger LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -48,7 +70,7 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
-    NEW.born := e;
+    NEW.born := pgnfs_snap_stamp();
     RETURN NEW;
 END
 $$;
@@ -67,7 +89,7 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
-    NEW.born := e;
+    NEW.born := pgnfs_snap_stamp();
     RETURN NEW;
 END
 $$;
@@ -86,7 +108,7 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
-    NEW.born := e;
+    NEW.born := pgnfs_snap_stamp();
     RETURN NEW;
 END
 $$;
@@ -113,7 +135,7 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
-    NEW.born := e;
+    NEW.born := pgnfs_snap_stamp();
     RETURN NEW;
 END
 $$;
@@ -125,15 +147,15 @@ $$;
 CREATE OR REPLACE FUNCTION pgnfs_snap_triggers(p_on boolean) RETURNS void LANGUAGE plpgsql
 AS $$
 DECLARE
-    t regclass;
+    t record;
 BEGIN
-    FOR t IN SELECT g.tgrelid::regclass FROM pg_trigger g
-              WHERE g.tgname = 'pgnfs_snap_keep'
+    FOR t IN SELECT g.tgrelid::regclass AS rel, g.tgname::text AS tgname FROM pg_trigger g
+              WHERE g.tgname IN ('pgnfs_snap_keep', 'pgnfs_snap_born')
                 AND g.tgrelid IN ('fileatt'::regclass, 'naming'::regclass, 'allfiles'::regclass)
                 AND (g.tgenabled = 'D') = p_on
-              ORDER BY 1 LOOP
-        EXECUTE format('ALTER TABLE %s %s TRIGGER pgnfs_snap_keep', t,
-                       CASE WHEN p_on THEN 'ENABLE' ELSE 'DISABLE' END);
+              ORDER BY 1, g.tgname LOOP
+        EXECUTE format('ALTER TABLE %s %s TRIGGER %I', t.rel,
+                       CASE WHEN p_on THEN 'ENABLE' ELSE 'DISABLE' END, t.tgname);
     END LOOP;
 END
 $$;
@@ -164,8 +186,14 @@ BEGIN
               USING ERRCODE = pgnfs_errcode(pgnfs_eexist());
     END IF;
     LOCK TABLE fileatt IN EXCLUSIVE MODE;
-    UPDATE pgnfs_snap_state s SET epoch = s.epoch + 1, newest = s.epoch + 1
-    RETURNING s.epoch INTO k;
+    -- The id: above S (invariant 0), from the sequence after the lock, so
+    -- that no writer stamps a row with it before the snapshot is taken.
+    k := nextval('pgnfs_snap_epoch_seq');
+    IF k <= (SELECT s.epoch FROM pgnfs_snap_state s) THEN
+        k := (SELECT s.epoch + 1 FROM pgnfs_snap_state s);
+        PERFORM setval('pgnfs_snap_epoch_seq', k, true);
+    END IF;
+    UPDATE pgnfs_snap_state s SET epoch = k, newest = k;
     t := clock_timestamp();
     INSERT INTO pgnfs_snapshots (id, name, created, scheduled) VALUES (k, p_name, t, p_scheduled);
     PERFORM pgnfs_snap_triggers(true);

@@ -6,6 +6,8 @@
 --     not enabled exactly while a snapshot exists
 --   pgnfs_snap_state.newest is not the newest      set
 --     live snapshot
+--   pgnfs_snap_epoch_seq is behind the epoch or    set to the largest
+--     the born of a live row
 --   kept rows or tables no live snapshot sees      removed (the reclaim run
 --     (left by deleted snapshots)                  to its end)
 --   a listed kept table is missing, or a table     unlisted / dropped
@@ -40,14 +42,14 @@ BEGIN
     pending := CASE WHEN st.reclaim_from IS NOT NULL
                     THEN ' (a reclaim is under way: pgnfs snapshot reclaim ends it)' ELSE '' END;
     -- Triggers.
-    FOR r IN SELECT g.tgrelid::regclass AS rel, g.tgenabled <> 'D' AS on
+    FOR r IN SELECT g.tgrelid::regclass AS rel, g.tgname::text AS tgname, g.tgenabled <> 'D' AS on
                FROM pg_trigger g
-              WHERE g.tgname = 'pgnfs_snap_keep'
+              WHERE g.tgname IN ('pgnfs_snap_keep', 'pgnfs_snap_born')
                 AND g.tgrelid IN ('fileatt'::regclass, 'naming'::regclass, 'allfiles'::regclass)
                 AND (g.tgenabled <> 'D') <> (cardinality(ids) > 0)
-              ORDER BY 1 LOOP
-        detail := format('the copy-on-write trigger of %s is %s while %s snapshots exist',
-                         r.rel, CASE WHEN r.on THEN 'enabled' ELSE 'disabled' END,
+              ORDER BY 1, g.tgname LOOP
+        detail := format('the copy-on-write trigger %s of %s is %s while %s snapshots exist',
+                         r.tgname, r.rel, CASE WHEN r.on THEN 'enabled' ELSE 'disabled' END,
                          cardinality(ids));
         repaired := p_repair;
         IF p_repair THEN
@@ -62,6 +64,20 @@ BEGIN
         repaired := p_repair;
         IF p_repair THEN
             UPDATE pgnfs_snap_state s SET newest = nw, epoch = greatest(s.epoch, nw);
+            detail := detail || ': set';
+        END IF;
+        RETURN NEXT;
+    END IF;
+    -- The sequence that stamps born and gives ids (invariants 0 and 1).
+    SELECT greatest(st.epoch, nw, (SELECT max(f.born) FROM fileatt f),
+                    (SELECT max(n.born) FROM naming n), (SELECT max(a.born) FROM allfiles a))
+      INTO n;
+    IF coalesce(pgnfs_snap_stamp(), -1) < n THEN
+        detail := format('the epoch sequence is at %s, behind %s (the epoch or a row''s born)',
+                         pgnfs_snap_stamp(), n);
+        repaired := p_repair;
+        IF p_repair THEN
+            PERFORM setval('pgnfs_snap_epoch_seq', n, true);
             detail := detail || ': set';
         END IF;
         RETURN NEXT;

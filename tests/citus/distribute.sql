@@ -38,6 +38,13 @@ DROP TRIGGER IF EXISTS pgnfs_inval_naming ON naming;
 DROP TRIGGER IF EXISTS pgnfs_snap_keep ON fileatt;
 DROP TRIGGER IF EXISTS pgnfs_snap_keep ON naming;
 DROP TRIGGER IF EXISTS pgnfs_snap_keep ON allfiles;
+DROP TRIGGER IF EXISTS pgnfs_snap_born ON fileatt;
+DROP TRIGGER IF EXISTS pgnfs_snap_born ON naming;
+DROP TRIGGER IF EXISTS pgnfs_snap_born ON allfiles;
+-- and the stamp of born (011_snap_cheap.sql), a local sequence's value.
+ALTER TABLE fileatt ALTER COLUMN born DROP DEFAULT;
+ALTER TABLE naming ALTER COLUMN born DROP DEFAULT;
+ALTER TABLE allfiles ALTER COLUMN born DROP DEFAULT;
 DROP TRIGGER IF EXISTS pgnfs_xf_inherit ON naming;
 DROP TRIGGER IF EXISTS pgnfs_xf_follow ON fileatt;
 DROP TRIGGER IF EXISTS pgnfs_xf_forget ON fileatt;

@@ -63,16 +63,19 @@ void td_check_rc(int rc, int want, const char *expr, const char *file, int line)
  * first row as a number (0 if none). */
 long td_sql(const char *conninfo, const char *sql);
 
-/* SQL that takes from a file system what migration 008 (snapshots) adds,
- * for the tests that make a file system of an older version. */
+/* SQL that takes from a file system what migrations 008 (snapshots) and
+ * 011 (their cheap stamps) add, for the tests that make a file system of
+ * an older version. */
 #define TD_SQL_DROP_SNAPSHOTS                                                                      \
     " DROP VIEW IF EXISTS pgnfs.attr_versions, pgnfs.names_versions CASCADE;"                      \
     " DROP TABLE pgnfs_snap_state, pgnfs_snapshots, pgnfs_snap_fileatt, pgnfs_snap_naming,"        \
     " pgnfs_snap_chunks, pgnfs_snap_tab CASCADE;"                                                  \
     " DROP FUNCTION pgnfs_snap_keep_fileatt, pgnfs_snap_keep_naming, pgnfs_snap_keep_allfiles,"    \
     " pgnfs_snap_keep_inv CASCADE;"                                                                \
+    " DROP FUNCTION IF EXISTS pgnfs_snap_born CASCADE;"                                            \
     " ALTER TABLE fileatt DROP COLUMN born; ALTER TABLE naming DROP COLUMN born;"                  \
-    " ALTER TABLE allfiles DROP COLUMN born; ALTER TABLE pgnfs_filetab DROP COLUMN made;"
+    " ALTER TABLE allfiles DROP COLUMN born; ALTER TABLE pgnfs_filetab DROP COLUMN made;"          \
+    " DROP SEQUENCE IF EXISTS pgnfs_snap_epoch_seq;"
 
 /* Round trips made on t's connection since the last call. */
 uint64_t td_trips(td_fs *t);
