@@ -477,11 +477,14 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
      * 95_views.sql when it is there), each directory carrying its
      * ancestors down to depth $2 (anc, unnested into a: directory,
      * ancestor, a few rows per directory). The names are summed per
-     * directory first, without paths, in one pass over naming and fileatt
-     * (p: a hash or merge join of the two tables and one sum per parent,
-     * not a probe of fileatt per name; a directory outside the tree sums
-     * too and is dropped by the join with a), and only those sums are
-     * rolled up to the ancestors; a file with more than one link (m, few:
+     * directory first, without paths (p), and only those sums are rolled
+     * up to the ancestors. When the tree holds more than a tenth of all
+     * directories (big), p is one pass over naming and fileatt (a hash or
+     * merge join of the two tables and one sum per parent, not a probe of
+     * fileatt per name; a directory outside the tree sums too and is
+     * dropped by the join with a); else it reads the tree's directories'
+     * names by index (a small tree costs its own size). The branch not
+     * taken is never run (a one-time filter); a file with more than one link (m, few:
      * fileatt scanned for them, naming probed by inode) is kept by inode,
      * so that it counts once under each ancestor (a directory or a file
      * with one link has one name). Every listed directory counts once more
@@ -499,9 +502,16 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          "         CASE WHEN d.depth + 1 <= $2::int4 THEN d.anc || e.inode ELSE d.anc END"
          "    FROM d JOIN e ON e.parent = d.inode WHERE d.depth < $3::int4),"
          " a AS (SELECT d.inode AS dir, u.anc FROM d, unnest(d.anc) AS u(anc)),"
+         " big AS (SELECT (SELECT count(*) FROM d) * 10 > (SELECT count(*) FROM e) AS yes),"
          " p AS (SELECT n.parent AS dir, sum(f.used) AS su, sum(f.size) AS ss, count(*) AS c"
          "         FROM naming n JOIN fileatt f ON f.inode = n.inode"
-         "        WHERE NOT (f.nlink > 1 AND f.type <> " DBFS_SQL_T_DIR ") GROUP BY n.parent),"
+         "        WHERE (SELECT yes FROM big)"
+         "          AND NOT (f.nlink > 1 AND f.type <> " DBFS_SQL_T_DIR ") GROUP BY n.parent"
+         "       UNION ALL"
+         "       SELECT n.parent, sum(f.used), sum(f.size), count(*)"
+         "         FROM d JOIN naming n ON n.parent = d.inode JOIN fileatt f ON f.inode = n.inode"
+         "        WHERE NOT (SELECT yes FROM big)"
+         "          AND NOT (f.nlink > 1 AND f.type <> " DBFS_SQL_T_DIR ") GROUP BY n.parent),"
          " m AS (SELECT n.parent AS dir, f.inode AS ino, f.used, f.size"
          "         FROM fileatt f JOIN naming n ON n.inode = f.inode"
          "        WHERE f.nlink > 1 AND f.type <> " DBFS_SQL_T_DIR "),"

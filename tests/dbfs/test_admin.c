@@ -6,6 +6,7 @@
  * system, against numbers computed here from what was written.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "td.h"
@@ -226,6 +227,26 @@ static void test_du(void)
     g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 1).size, ==, 10001);
     g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 2).files, ==, 8);
     g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 2).size, ==, 13601);
+    ta_out_clear(&o);
+
+    /* A subtree of less than a tenth of the directories is read by index
+     * (the other branch of the statement): the same sums. */
+    for (int i = 0; i < 20; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "e%d", i);
+        td_mkdir(&e.t, &root, e.t.root, nm, 0755);
+    }
+    ta_out_init(&o);
+    td_rc(dbfs_admin_du(e.a, e.sub, 1000, ta_du_cb, &o), 0);
+    g_assert_cmpuint(o.paths->len, ==, 1);
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 0).files, ==, 2);
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 0).size, ==, 10000);
+    ta_out_clear(&o);
+    ta_out_init(&o);
+    td_rc(dbfs_admin_du(e.a, e.d1, 1000, ta_du_cb, &o), 0);
+    g_assert_cmpuint(o.paths->len, ==, 2);
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 1).files, ==, 4);
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 1).size, ==, 13000);
     ta_out_clear(&o);
     ta_teardown(&e);
 }
