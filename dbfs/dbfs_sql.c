@@ -466,6 +466,11 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_ADMIN_LOOKUP] = {"pgnfs_admin_lookup",
                               "SELECT f.inode, f.type FROM naming n JOIN fileatt f ON f.inode ="
                               " n.inode WHERE n.parent = $1::int8 AND n.name = $2::bytea"},
+    /* No JIT on an admin session: du's and find's statements are costed
+     * high (du plans two ways to sum and runs one), so PostgreSQL would
+     * compile and optimize them for seconds to save less than that
+     * (bench/results/views.md). For this session only. */
+    [DBFS_ST_ADMIN_NOJIT] = {"pgnfs_admin_nojit", "SELECT set_config('jit', 'off', false)"},
     /* Disk usage of the tree under $1: every directory at depth <= $2 with
      * the stored bytes ("used"), the sizes and the number of distinct
      * inodes beneath it (itself included); hard links count once per
