@@ -33,8 +33,9 @@
 #define DBFS_ADMIN_DEPTH_MAX 4096
 
 /*
- * dbfs_admin_open -- see dbfs.h. One round trip after connecting: is
- * there a file system (DBFS_ST_ADM_EXISTS)?
+ * dbfs_admin_open -- see dbfs.h. Two round trips after connecting: is
+ * there a file system (DBFS_ST_ADM_EXISTS)? then JIT off for the session
+ * (DBFS_ST_ADMIN_NOJIT).
  */
 int dbfs_admin_open(const char *conninfo, dbfs_admin **out)
 {
@@ -55,6 +56,11 @@ int dbfs_admin_open(const char *conninfo, dbfs_admin **out)
         rc = -ENOENT;
         goto err;
     }
+    PQclear(r);
+    r = NULL;
+    rc = dbfs_exec(a->c, DBFS_ST_ADMIN_NOJIT, NULL, &r);
+    if (rc != 0)
+        goto err;
     PQclear(r);
     *out = a;
     return 0;

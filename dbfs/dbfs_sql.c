@@ -466,6 +466,11 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
     [DBFS_ST_ADMIN_LOOKUP] = {"pgnfs_admin_lookup",
                               "SELECT f.inode, f.type FROM naming n JOIN fileatt f ON f.inode ="
                               " n.inode WHERE n.parent = $1::int8 AND n.name = $2::bytea"},
+    /* No JIT on an admin session: du's and find's statements are costed
+     * high (du plans two ways to sum and runs one), so PostgreSQL would
+     * compile and optimize them for seconds to save less than that
+     * (bench/results/views.md). For this session only. */
+    [DBFS_ST_ADMIN_NOJIT] = {"pgnfs_admin_nojit", "SELECT set_config('jit', 'off', false)"},
     /* Disk usage of the tree under $1: every directory at depth <= $2 with
      * the stored bytes ("used"), the sizes and the number of distinct
      * inodes beneath it (itself included); hard links count once per
@@ -476,13 +481,19 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
      * found through the partial index fileatt_dirs of schema/functions/
      * 95_views.sql when it is there), each directory carrying its
      * ancestors down to depth $2 (anc, unnested into a: directory,
-     * ancestor, a few rows per directory); then every name in those
-     * directories is joined once per ancestor of its directory (an index
-     * scan of naming per row of a) and counted there, and every listed
-     * directory once more under itself: grouped by ancestor
-     * and, for a file with more than one link only, by inode, so that such
-     * a file counts once (a directory or a file with one link has one
-     * name). */
+     * ancestor, a few rows per directory). The names are summed per
+     * directory first, without paths (p), and only those sums are rolled
+     * up to the ancestors. When the tree holds more than a tenth of all
+     * directories (big), p is one pass over naming and fileatt (a hash or
+     * merge join of the two tables and one sum per parent, not a probe of
+     * fileatt per name; a directory outside the tree sums too and is
+     * dropped by the join with a); else it reads the tree's directories'
+     * names by index (a small tree costs its own size). The branch not
+     * taken is never run (a one-time filter); a file with more than one link (m, few:
+     * fileatt scanned for them, naming probed by inode) is kept by inode,
+     * so that it counts once under each ancestor (a directory or a file
+     * with one link has one name). Every listed directory counts once more
+     * under itself. bench/results/views.md has the figures. */
     [DBFS_ST_ADMIN_DU] =
         {"pgnfs_admin_du",
          "WITH RECURSIVE e AS MATERIALIZED ("
@@ -496,21 +507,32 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
          "         CASE WHEN d.depth + 1 <= $2::int4 THEN d.anc || e.inode ELSE d.anc END"
          "    FROM d JOIN e ON e.parent = d.inode WHERE d.depth < $3::int4),"
          " a AS (SELECT d.inode AS dir, u.anc FROM d, unnest(d.anc) AS u(anc)),"
-         " x AS (SELECT a.anc, f.inode, f.type, f.nlink, f.used, f.size"
-         "         FROM a JOIN naming n ON n.parent = a.dir JOIN fileatt f ON f.inode = n.inode"
+         " big AS (SELECT (SELECT count(*) FROM d) * 10 > (SELECT count(*) FROM e) AS yes),"
+         " p AS (SELECT n.parent AS dir, sum(f.used) AS su, sum(f.size) AS ss, count(*) AS c"
+         "         FROM naming n JOIN fileatt f ON f.inode = n.inode"
+         "        WHERE (SELECT yes FROM big)"
+         "          AND NOT (f.nlink > 1 AND f.type <> " DBFS_SQL_T_DIR ") GROUP BY n.parent"
          "       UNION ALL"
-         "       SELECT d.inode, f.inode, f.type, f.nlink, f.used, f.size"
-         "         FROM d JOIN fileatt f ON f.inode = d.inode"
+         "       SELECT n.parent, sum(f.used), sum(f.size), count(*)"
+         "         FROM d JOIN naming n ON n.parent = d.inode JOIN fileatt f ON f.inode = n.inode"
+         "        WHERE NOT (SELECT yes FROM big)"
+         "          AND NOT (f.nlink > 1 AND f.type <> " DBFS_SQL_T_DIR ") GROUP BY n.parent),"
+         " m AS (SELECT n.parent AS dir, f.inode AS ino, f.used, f.size"
+         "         FROM fileatt f JOIN naming n ON n.inode = f.inode"
+         "        WHERE f.nlink > 1 AND f.type <> " DBFS_SQL_T_DIR "),"
+         " x AS (SELECT a.anc, NULL::int8 AS ino, p.su, p.ss, p.c FROM a JOIN p ON p.dir = a.dir"
+         "       UNION ALL"
+         "       SELECT a.anc, m.ino, m.used, m.size, 1 FROM a JOIN m ON m.dir = a.dir"
+         "       UNION ALL"
+         "       SELECT d.inode, NULL, f.used, f.size, 1 FROM d JOIN fileatt f ON f.inode = d.inode"
          "        WHERE d.depth > 0 AND d.inode = d.anc[cardinality(d.anc)]"
          "       UNION ALL"
-         "       SELECT $1::int8, f.inode, f.type, f.nlink, f.used, f.size FROM fileatt f"
-         "        WHERE f.inode = $1::int8),"
-         " s AS (SELECT x.anc AS dir, k.ino, sum(x.used) AS su, sum(x.size) AS ss,"
-         "              count(*) AS c, max(x.used) AS mu, max(x.size) AS ms"
-         "         FROM x CROSS JOIN LATERAL"
-         "              (SELECT CASE WHEN x.nlink > 1 AND x.type <> " DBFS_SQL_T_DIR
-         "                      THEN x.inode END) AS k(ino)"
-         "        GROUP BY x.anc, k.ino),"
+         "       SELECT $1::int8, CASE WHEN f.nlink > 1 AND f.type <> " DBFS_SQL_T_DIR
+         "                        THEN f.inode END, f.used, f.size, 1"
+         "         FROM fileatt f WHERE f.inode = $1::int8),"
+         " s AS (SELECT x.anc AS dir, x.ino, sum(x.su) AS su, sum(x.ss) AS ss, sum(x.c) AS c,"
+         "              max(x.su) AS mu, max(x.ss) AS ms"
+         "         FROM x GROUP BY x.anc, x.ino),"
          " t AS (SELECT dir, sum(CASE WHEN ino IS NULL THEN su ELSE mu END)::int8 AS used,"
          "              sum(CASE WHEN ino IS NULL THEN ss ELSE ms END)::int8 AS size,"
          "              sum(CASE WHEN ino IS NULL THEN c ELSE 1 END)::int8 AS n"

@@ -90,6 +90,7 @@ typedef enum {
     DBFS_ST_ADM_CITUS,
     /* pgnfs du / find (dbfs_admin.c) */
     DBFS_ST_ADMIN_LOOKUP,
+    DBFS_ST_ADMIN_NOJIT,
     DBFS_ST_ADMIN_DU,
     DBFS_ST_ADMIN_FIND,
     /* pgnfs sql --read-only (dbfs_views.c) */

@@ -6,6 +6,7 @@
  * system, against numbers computed here from what was written.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "td.h"
@@ -20,12 +21,14 @@
  *   /d1/sub/hard              hard link to b.bin
  *   /d2/                      dir
  *   /d2/c.txt                 1 byte, uid 1000
+ *   (test_du links b.bin once more, as /d2/again)
  *   /top.txt                  600 bytes
  */
 typedef struct {
     td_fs t;
     dbfs_admin *a;
     uint64_t d1, sub, d2, a_txt, b_bin;
+    dbfs_fh b_fh, d2_fh;
 } ta_env;
 
 static void ta_fill(td_fs *t, dbfs_fh fh, uint32_t len)
@@ -63,6 +66,8 @@ static void ta_setup(ta_env *e)
     e->d2 = d2.ino;
     e->a_txt = a.ino;
     e->b_bin = b.ino;
+    e->b_fh = td_fh(&b);
+    e->d2_fh = td_fh(&d2);
     td_rc(dbfs_admin_open(e->t.conninfo, &e->a), 0);
 }
 
@@ -198,6 +203,50 @@ static void test_du(void)
     td_rc(dbfs_admin_du(e.a, e.a_txt, 1000, ta_du_cb, &o), 0);
     g_assert_cmpuint(o.paths->len, ==, 1);
     g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 0).used, ==, 3000);
+    ta_out_clear(&o);
+
+    /* A file with two links as the start: itself, once. */
+    ta_out_init(&o);
+    td_rc(dbfs_admin_du(e.a, e.b_bin, 1000, ta_du_cb, &o), 0);
+    g_assert_cmpuint(o.paths->len, ==, 1);
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 0).files, ==, 1);
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 0).size, ==, 10000);
+    ta_out_clear(&o);
+
+    /* A third link in another directory: counted in d2, and still once
+     * in the root, which holds all three names. */
+    dbfs_cred root = td_root();
+    dbfs_attr_opt fa;
+    dbfs_wcc w;
+    td_rc(dbfs_link(e.t.c, &root, e.b_fh, e.d2_fh, "again", &fa, &w), 0);
+    ta_out_init(&o);
+    td_rc(dbfs_admin_du(e.a, DBFS_ROOT_INO, 1, ta_du_cb, &o), 0);
+    g_assert_cmpuint(o.paths->len, ==, 3);
+    g_assert_cmpstr(o.paths->pdata[1], ==, "/d2");
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 1).files, ==, 3);
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 1).size, ==, 10001);
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 2).files, ==, 8);
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 2).size, ==, 13601);
+    ta_out_clear(&o);
+
+    /* A subtree of less than a tenth of the directories is read by index
+     * (the other branch of the statement): the same sums. */
+    for (int i = 0; i < 20; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "e%d", i);
+        td_mkdir(&e.t, &root, e.t.root, nm, 0755);
+    }
+    ta_out_init(&o);
+    td_rc(dbfs_admin_du(e.a, e.sub, 1000, ta_du_cb, &o), 0);
+    g_assert_cmpuint(o.paths->len, ==, 1);
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 0).files, ==, 2);
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 0).size, ==, 10000);
+    ta_out_clear(&o);
+    ta_out_init(&o);
+    td_rc(dbfs_admin_du(e.a, e.d1, 1000, ta_du_cb, &o), 0);
+    g_assert_cmpuint(o.paths->len, ==, 2);
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 1).files, ==, 4);
+    g_assert_cmpuint(g_array_index(o.rows, dbfs_du_entry, 1).size, ==, 13000);
     ta_out_clear(&o);
     ta_teardown(&e);
 }
