@@ -468,9 +468,11 @@ int dbfs_space_tend(dbfs *fs, dbfs_conn **session);
 /*
  * dbfs_wb_flush_due -- store the buffered writes of every file whose
  * oldest buffered data is at least age_ms old (0: every file, as at
- * shutdown), on connection c. Returns how many files were flushed (a
- * flush that failed for good counts: its error waits for that file's
- * COMMIT), or -EAGAIN when the database is away (the data is kept).
+ * shutdown), on connection c, after the atime updates READs of an async
+ * export deferred (dbfs/dbfs_atime.h; all of them, whatever age_ms).
+ * Returns how many files were flushed or had their atime stored (a flush
+ * that failed for good counts: its error waits for that file's COMMIT),
+ * or -EAGAIN when the database is away (the data is kept).
  */
 int dbfs_wb_flush_due(dbfs_conn *c, unsigned age_ms);
 

@@ -33,6 +33,7 @@
 #include <glib.h>
 #include <openssl/rand.h>
 
+#include "dbfs_atime.h"
 #include "dbfs_cache.h"
 #include "dbfs_conn.h"
 #include "dbfs_data.h"
@@ -509,6 +510,9 @@ int dbfs_open(const dbfs_config *cfg, dbfs **out)
     rc = dbfs_wb_open(fs, cfg);
     if (rc != 0)
         goto err;
+    rc = dbfs_atime_open(fs);
+    if (rc != 0)
+        goto err;
     rc = dbfs_space_open(fs, cfg);
     if (rc != 0)
         goto err;
@@ -526,6 +530,7 @@ void dbfs_close(dbfs *fs)
     if (!fs)
         return;
     dbfs_wb_close(fs);
+    dbfs_atime_close(fs);
     dbfs_space_close(fs);
     dbfs_cache_close(fs);
     dbfs_chunks_close(fs);

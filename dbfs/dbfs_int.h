@@ -118,6 +118,8 @@ struct dbfs {
     dbfs_renew_state renew;
     /* The write-back buffer (dbfs_wb.c); NULL: off. */
     struct cache_wb *wb;
+    /* Deferred atime updates of async exports (dbfs_atime.c). */
+    struct dbfs_atime *atime;
     uint64_t wb_file_bytes; /* a file holding this much is flushed */
     dbfs_fsstat_memo fsstat_memo;
     /* Transformation chains (dbfs_xf.c): the env (never NULL after open),

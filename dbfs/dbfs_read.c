@@ -14,7 +14,9 @@
  *   since (cache_chunk_current; else, rarely, a second batch reads the
  *   whole range). When the stat
  *   cache knows the file and every chunk is cached as of its ctime, and no
- *   atime update is due, the READ makes no round trip at all.
+ *   atime update is due, the READ makes no round trip at all; on an async
+ *   export a due atime update does not stop that: it is deferred to the
+ *   write-back flusher (dbfs_atime.h).
  *
  *   The metadata caches see every READ: the attributes it read (a read),
  *   or, when an atime update may happen, a change of the file. A small
@@ -44,6 +46,7 @@
 #include "dbfs_codec.h"
 #include "dbfs_data.h"
 #include "dbfs_perm.h"
+#include "dbfs_atime.h"
 #include "dbfs_small.h"
 #include "dbfs_snap_int.h"
 #include "dbfs_wb.h"
@@ -166,10 +169,22 @@ static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uin
     dbfs_attr a;
     uint64_t n, nchunks;
     uint32_t got;
+    int64_t now = 0;
+    bool defer = false;
 
     if ((!cc && !c->fs->small) || dbfs_cache_attr(c->fs, fh, &a) != 0 || a.type != DBFS_REG ||
-        !dbfs_read_allowed(&a, cred) || (c->fs->relatime && dbfs_atime_due(&a, dbfs_now_ns())))
+        !dbfs_read_allowed(&a, cred))
         return -ENOENT;
+    if (c->fs->relatime) {
+        /* An atime update already deferred counts as done. */
+        now = dbfs_now_ns();
+        dbfs_atime_overlay(c->fs, &a);
+        if (dbfs_atime_due(&a, now)) {
+            if (!dbfs_atime_may_defer(c))
+                return -ENOENT;
+            defer = true;
+        }
+    }
     if (dbfs_small_read(c->fs, &a, off, count, buf, &got)) {
         n = got;
         goto served;
@@ -194,6 +209,11 @@ static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uin
     }
     cache_chunk_count(cc, nchunks, 0, 0);
 served:
+    if (defer) {
+        if (!dbfs_atime_defer(c->fs, fh, now))
+            return -ENOENT;
+        a.atime_ns = now;
+    }
     *nread = (uint32_t)n;
     *eof = off + n >= a.size;
     if (attr) {
@@ -587,6 +607,7 @@ int dbfs_read_plain(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t of
     if (rd.have_attr && attr) {
         attr->valid = true;
         attr->attr = rd.a;
+        dbfs_atime_overlay(c->fs, &attr->attr);
     }
     if (rc == 0) {
         *nread = (uint32_t)rd.n;

@@ -53,6 +53,7 @@
 #include <glib.h>
 
 #include "cache_wb.h"
+#include "dbfs_atime.h"
 #include "dbfs_codec.h"
 #include "dbfs_data.h"
 #include "dbfs_fetch.h"
@@ -111,6 +112,7 @@ void dbfs_wb_overlay(dbfs *fs, dbfs_attr *a)
     uint64_t end;
     int64_t mtime;
 
+    dbfs_atime_overlay(fs, a);
     if (!fs->wb || a->type != DBFS_REG || !cache_wb_overlay(fs->wb, a->ino, &end, &mtime))
         return;
     if (end > a->size)
@@ -424,10 +426,13 @@ int dbfs_wb_flush_due(dbfs_conn *c, unsigned age_ms)
     int64_t before = age_ms ? cache_wb_now_us() - (int64_t)age_ms * 1000 : INT64_MAX;
     uint64_t inos[64];
     size_t n;
-    int done = 0;
+    /* Deferred atimes first (dbfs_atime.h): they wait only for this. */
+    int done = dbfs_atime_flush(c);
 
+    if (done == -EAGAIN)
+        return -EAGAIN;
     if (!c->fs->wb)
-        return 0;
+        return done;
     do {
         n = cache_wb_due(c->fs->wb, before, inos, G_N_ELEMENTS(inos));
         for (size_t i = 0; i < n; i++) {

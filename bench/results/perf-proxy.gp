@@ -10,4 +10,4 @@ set ylabel 'value relative to ganesha (log scale)'
 set grid ytics
 set key top right
 set logscale y
-plot 'perf-proxy.dat' using 2:xtic(1) title 'ganesha', 'perf-proxy.dat' using 3:xtic(1) title 'pgnfs', 'perf-proxy.dat' using 4:xtic(1) title 'pgnfs async', 'perf-proxy.dat' using 5:xtic(1) title 'pgnfs async-128MB'
+plot 'perf-proxy.dat' using 2:xtic(1) title 'ganesha', 'perf-proxy.dat' using 3:xtic(1) title 'pgnfs', 'perf-proxy.dat' using 4:xtic(1) title 'pgnfs async', 'perf-proxy.dat' using 5:xtic(1) title 'pgnfs base-async'
