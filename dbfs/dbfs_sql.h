@@ -164,6 +164,9 @@ static inline const char *dbfs_stmt_sql(dbfs_stmt id, bool citus)
 {
     return citus && dbfs_stmts[id].citus ? dbfs_stmts[id].citus : dbfs_stmts[id].sql;
 }
+/* pgnfs du's and find's statements (dbfs_sql_admin.c). */
+extern const char dbfs_sql_admin_du[];
+extern const char dbfs_sql_admin_find[];
 /* A script that drops every pgnfs object (mkfs with force). */
 extern const char dbfs_sql_drop_all[];
 /* The space guard's VACUUM: of allfiles (layout single), of everything
