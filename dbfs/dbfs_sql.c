@@ -392,6 +392,15 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                               3, 4, 5) ", $6::int8, $7::int8, $8::int8[], $9::bytea[],"
                                        " $10::int8, $11::int8, $12::bool, $13::int8)",
                           true},
+    /* The single layout's guarded write, as a pipeline: check, lock and
+     * compare change ($6, NULL: not) and chain ($7); the stored bytes of
+     * chunks $8 .. $9 leave used (then one pgnfs_single_write_full per
+     * chunk and pgnfs_write_end; dbfs_xf_write.c). */
+    [DBFS_ST_XF_WRITE_BEGIN] =
+        {"pgnfs_xf_write_begin",
+         "SELECT * FROM pgnfs_xf_write_begin($1::int8, $2::int4, " DBFS_CRED_ARGS(
+             3, 4, 5) ", $6::int8, $7::int8, $8::int8, $9::int8)",
+         true},
 
     /* A transformation link: its base (generation NULL: gone), chain,
      * whether writable and length-preserving, chunk map as of the base's
