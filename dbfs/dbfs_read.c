@@ -451,6 +451,12 @@ static int dbfs_rd_copy(dbfs_rd *rd)
 
     if (chain != 0)
         dbfs_xf_note(rd->c->fs, rd->fh.ino, chain);
+    /* The chain's text, when the read brought it (dbfs_xf_want_text): a
+     * chain met for the first time costs no query of its own. (One that
+     * does not make a chain here fails below, through dbfs_xf_chain.) */
+    if (chain != 0 && !dbfs_get_null(rd->r, 0, DBFS_ATTR_NCOLS + 3))
+        (void)dbfs_xf_chain_learn(rd->c->fs, chain, PQgetvalue(rd->r, 0, DBFS_ATTR_NCOLS + 3),
+                                  (size_t)PQgetlength(rd->r, 0, DBFS_ATTR_NCOLS + 3));
     for (int i = 0; i < PQntuples(rd->r); i++) {
         const char *bytes;
         uint64_t ch, cstart, clen, from, to;

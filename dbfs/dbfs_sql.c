@@ -47,6 +47,13 @@ _Static_assert(DBFS_ROOT_INO == 1 && DBFS_REG == 1 && DBFS_DIR == 2 && DBFS_MAY_
     " CASE WHEN f.chain_sql THEN pgnfs_xf_sql_apply(f.chain, false, f.inode, " p ".chunk, " p      \
     ".data) ELSE " p ".data END"
 
+/* After the chain id: its text when $5 (the server may not hold the chain
+ * yet, dbfs_xf_want_text), so that a cold chain costs no round trip of
+ * its own; NULL otherwise and for an unguarded file. */
+#define DBFS_SQL_XF_TEXT                                                                           \
+    ", CASE WHEN f.chain <> 0 AND $5::bool THEN"                                                   \
+    " (SELECT x.text FROM pgnfs_xform_chain x WHERE x.id = f.chain) END"
+
 #define DBFS_CRED_ARGS(a, b, c) "$" #a "::int8, $" #b "::int8, $" #c "::int8[]"
 
 /* Statements with a .citus text: on a Citus coordinator (schema
@@ -209,7 +216,7 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                         "    FROM pg_class c WHERE c.oid = 'fileatt'::regclass)"},
     [DBFS_ST_SINGLE_READ] = {"pgnfs_single_read",
                              "SELECT " DBFS_ATTR_COLS("f.") ", a.chunk," DBFS_SQL_XF_FETCH(
-                                 "a") ", f.chain FROM fileatt f"
+                                 "a") ", f.chain" DBFS_SQL_XF_TEXT " FROM fileatt f"
                                       " LEFT JOIN allfiles a ON a.inode = f.inode"
                                       " AND a.chunk BETWEEN $3::int8 AND $4::int8"
                                       " WHERE f.inode = $1::int8 AND f.generation = $2::int4"
@@ -253,7 +260,7 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
      * the attributes and chunks $3 .. $4, wherever the file's data lives. */
     [DBFS_ST_TAB_READ] = {"pgnfs_tab_read",
                           "SELECT " DBFS_ATTR_COLS("f.") ", d.chunk," DBFS_SQL_XF_FETCH(
-                              "d") ", f.chain FROM fileatt f"
+                              "d") ", f.chain" DBFS_SQL_XF_TEXT " FROM fileatt f"
                                    " LEFT JOIN LATERAL pgnfs_data_read(f.inode, $3::int8, $4::int8)"
                                    " d ON true WHERE f.inode = $1::int8 AND f.generation = $2::int4"
                                    " ORDER BY d.chunk"},

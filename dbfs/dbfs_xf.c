@@ -211,8 +211,6 @@ int dbfs_xf_chain_on(dbfs *fs, dbfs_conn *c, uint64_t id, const xf_chain **out)
 {
     dbfs_params p;
     PGresult *r = NULL;
-    xf_err xe = {{0}};
-    char *text;
     int rc;
 
     *out = xf_chain_find(fs->xf, id);
@@ -228,8 +226,23 @@ int dbfs_xf_chain_on(dbfs *fs, dbfs_conn *c, uint64_t id, const xf_chain **out)
         g_warning("xform: chain %016" PRIx64 " is not in pgnfs_xform_chain", id);
         return -EIO;
     }
-    text = g_strndup(PQgetvalue(r, 0, 0), (gsize)PQgetlength(r, 0, 0));
+    rc = dbfs_xf_chain_learn(fs, id, PQgetvalue(r, 0, 0), (size_t)PQgetlength(r, 0, 0));
     PQclear(r);
+    *out = rc == 0 ? xf_chain_find(fs->xf, id) : NULL;
+    return rc;
+}
+
+/* dbfs_xf_chain_learn -- see dbfs_xf.h. */
+int dbfs_xf_chain_learn(dbfs *fs, uint64_t id, const char *s, size_t len)
+{
+    const xf_chain *ch = NULL, **out = &ch;
+    xf_err xe = {{0}};
+    char *text;
+    int rc;
+
+    if (xf_chain_find(fs->xf, id))
+        return 0;
+    text = g_strndup(s, (gsize)len);
     rc = xf_chain_get(fs->xf, text, out, &xe);
     if (rc != 0) {
         g_warning("xform: chain \"%s\" cannot be made here: %s", text, xe.msg);
@@ -241,6 +254,14 @@ int dbfs_xf_chain_on(dbfs *fs, dbfs_conn *c, uint64_t id, const xf_chain **out)
     }
     g_free(text);
     return rc;
+}
+
+/* dbfs_xf_want_text -- see dbfs_xf.h. */
+bool dbfs_xf_want_text(dbfs *fs, uint64_t ino)
+{
+    uint64_t seen = dbfs_xf_seen(fs, ino);
+
+    return seen == 0 || seen == DBFS_XF_SEEN_GUARDED || !xf_chain_find(fs->xf, seen);
 }
 
 /* c's xf_work and a plain buffer of at least room bytes. */
