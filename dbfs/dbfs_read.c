@@ -468,20 +468,28 @@ static int dbfs_rd_copy(dbfs_rd *rd)
         rc = dbfs_decode_chunk(rd->c->fs, PQgetvalue(rd->r, i, DBFS_ATTR_NCOLS + 1),
                                (size_t)PQgetlength(rd->r, i, DBFS_ATTR_NCOLS + 1), &bytes, &clen,
                                &rd->tmp, chain != 0);
+        cstart = ch * rd->cs;
         if (rc == 0 && chain != 0) {
+            /* Into the reply itself when the chunk starts in it: the
+             * decode may scribble up to zhi, which the rows after this one
+             * and the zeroing below write again (each byte of the fetched
+             * span is this function's). */
+            const bool into = cstart >= rd->off && cstart < zhi;
             size_t plen;
 
-            rc = dbfs_xf_decode(rd->c, chain, rd->fh.ino, ch, bytes, clen, &bytes, &plen);
+            rc = dbfs_xf_decode_to(rd->c, chain, rd->fh.ino, ch, bytes, clen,
+                                   into ? rd->buf + (cstart - rd->off) : NULL,
+                                   into ? zhi - cstart : 0, &bytes, &plen);
             clen = plen;
         }
         if (rc != 0)
             return rc;
-        cstart = ch * rd->cs;
         from = cstart > rd->off ? cstart : rd->off;
         to = cstart + clen < upto ? cstart + clen : upto;
         if (from < to) {
             dbfs_zero(rd->buf, rd->off, zlo, from < zhi ? from : zhi);
-            memcpy(rd->buf + (from - rd->off), bytes + (from - cstart), to - from);
+            if (rd->buf + (from - rd->off) != bytes + (from - cstart))
+                memcpy(rd->buf + (from - rd->off), bytes + (from - cstart), to - from);
             if (to > zlo)
                 zlo = to;
         }

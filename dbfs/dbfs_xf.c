@@ -288,6 +288,14 @@ static int dbfs_xf_conn_ready(dbfs_conn *c, size_t room)
 int dbfs_xf_decode(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, const void *v,
                    size_t vlen, const char **plain, size_t *plain_len)
 {
+    return dbfs_xf_decode_to(c, id, ino, chunk, v, vlen, NULL, 0, plain, plain_len);
+}
+
+/* dbfs_xf_decode_to -- see dbfs_xf.h. */
+int dbfs_xf_decode_to(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, const void *v,
+                      size_t vlen, void *out, size_t out_room, const char **plain,
+                      size_t *plain_len)
+{
     const uint32_t cs = c->fs->info.chunk_size;
     const xf_chain *ch;
     xf_err xe = {{0}};
@@ -297,10 +305,17 @@ int dbfs_xf_decode(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, cons
     if (rc != 0)
         return rc == -ENOMEM ? rc : -EIO;
     room = xf_decode_room(ch, cs);
-    rc = dbfs_xf_conn_ready(c, room);
+    if (out && out_room >= room) {
+        room = out_room; /* straight into the caller's buffer: no copy */
+        rc = c->xf ? 0 : xf_work_new(c->fs->xf, &c->xf);
+    } else {
+        out = NULL;
+        rc = dbfs_xf_conn_ready(c, room);
+    }
     if (rc != 0)
         return rc;
-    rc = xf_decode(ch, c->xf, &(xf_chunk){ino, chunk, 0}, v, vlen, c->xf_buf, room, plain_len, &xe);
+    rc = xf_decode(ch, c->xf, &(xf_chunk){ino, chunk, 0}, v, vlen, out ? out : c->xf_buf, room,
+                   plain_len, &xe);
     if (rc == 0 && *plain_len > cs) {
         g_snprintf(xe.msg, sizeof xe.msg,
                    "file %" PRIu64 " chunk %" PRIu64 ": %zu plain bytes, more than a chunk", ino,
@@ -311,7 +326,7 @@ int dbfs_xf_decode(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, cons
         g_warning("xform: %s", xe.msg);
         return rc == -ENOMEM ? rc : -EIO;
     }
-    *plain = c->xf_buf;
+    *plain = out ? out : c->xf_buf;
     return 0;
 }
 

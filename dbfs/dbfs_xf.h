@@ -104,6 +104,14 @@ unsigned char *dbfs_xf_array(uint32_t elem, size_t n, const void *const *vals, c
                              size_t *len);
 
 /*
+ * dbfs_xf_decode_to -- dbfs_xf_decode into out (room bytes, which the
+ * decode may use whole as its working space) when room is enough for any
+ * chunk of the chain (*plain == out then), else as dbfs_xf_decode does.
+ */
+int dbfs_xf_decode_to(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, const void *v,
+                      size_t vlen, void *out, size_t room, const char **plain, size_t *plain_len);
+
+/*
  * dbfs_xf_decode -- the plain bytes of stored chunk `chunk` of file ino
  * (v, vlen: the value after the encoding's decode) under chain id, into
  * c's plain buffer: *plain (valid until the next call on c) and *plain_len

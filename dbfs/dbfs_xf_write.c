@@ -48,10 +48,12 @@
 /* One chunk a write touches. */
 typedef struct {
     uint64_t k;
-    bool covered; /* one piece covers all of it: no need of the old bytes */
-    char *plain;  /* chunk_size bytes */
-    size_t len;   /* plain bytes */
-    void *stored; /* the value to store (malloc'd) */
+    bool covered;    /* one piece covers all of it: no need of the old bytes */
+    char *plain;     /* chunk_size bytes */
+    const char *src; /* the plain bytes: plain, or the piece of a write
+                      * that covers the whole chunk (not copied) */
+    size_t len;      /* plain bytes */
+    void *stored;    /* the value to store (malloc'd) */
     size_t stored_len;
 } dbfs_xf_ck;
 
@@ -144,6 +146,7 @@ static int dbfs_xf_collect(dbfs_xf_op *op, const store_write *ws, size_t n)
         op->ck[i].plain = malloc(cs);
         if (!op->ck[i].plain)
             return -ENOMEM;
+        op->ck[i].src = op->ck[i].plain;
     }
     return 0;
 }
@@ -250,14 +253,28 @@ static int dbfs_xf_load_old(dbfs_xf_op *op)
     return rc;
 }
 
-/* Overlay the writes' pieces on the chunks' plain bytes. */
+/* Overlay the writes' pieces on the chunks' plain bytes, in the writes'
+ * order; a piece that covers a whole chunk is taken where it is. */
 static void dbfs_xf_overlay(dbfs_xf_op *op, const store_write *ws, size_t n)
 {
+    const uint32_t cs = op->c->fs->info.chunk_size;
+
+    for (size_t i = 0; i < op->nck; i++)
+        op->ck[i].src = op->ck[i].plain;
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < ws[i].npieces; j++) {
             const store_piece *pc = &ws[i].pieces[j];
             dbfs_xf_ck *ck = &op->ck[dbfs_xf_find(op, pc->chunk)];
 
+            if (pc->at == 0 && pc->n == cs) {
+                ck->src = pc->raw;
+                ck->len = cs;
+                continue;
+            }
+            if (ck->src != ck->plain) {
+                memcpy(ck->plain, ck->src, ck->len);
+                ck->src = ck->plain;
+            }
             if (ck->len < pc->at)
                 memset(ck->plain + ck->len, 0, pc->at - ck->len);
             memcpy(ck->plain + pc->at, pc->raw, pc->n);
@@ -291,7 +308,7 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
                (!ch || xf_chain_sql_count(ch) == 0);
     for (size_t i = 0; i < op->nck && rc == 0; i++) {
         dbfs_xf_ck *ck = &op->ck[i];
-        const void *val = ck->plain;
+        const void *val = ck->src;
         size_t vlen = ck->len;
         void *enc = NULL;
 
@@ -306,8 +323,8 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
                 rc = -ENOMEM;
                 break;
             }
-            rc = xf_encode(ch, op->c->xf, &(xf_chunk){op->fh.ino, ck->k, 0}, ck->plain, ck->len,
-                           enc, room, &vlen, &xe);
+            rc = xf_encode(ch, op->c->xf, &(xf_chunk){op->fh.ino, ck->k, 0}, ck->src, ck->len, enc,
+                           room, &vlen, &xe);
             if (rc != 0) {
                 g_warning("xform: %s", xe.msg);
                 free(enc);
@@ -645,7 +662,7 @@ static void dbfs_xf_learn(dbfs_xf_op *op, const store_write *ws, size_t n)
                       op->ck[op->nck - 1].k);
     for (size_t i = 0; i < op->nck; i++)
         cache_chunk_wrote(fs->chunks, op->fh.ino, op->ck[i].k, op->pre.ctime_ns, op->post.ctime_ns,
-                          0, op->ck[i].plain, (uint32_t)op->ck[i].len, fs->info.chunk_size);
+                          0, op->ck[i].src, (uint32_t)op->ck[i].len, fs->info.chunk_size);
 }
 
 static void dbfs_xf_op_free(dbfs_xf_op *op)
