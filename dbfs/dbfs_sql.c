@@ -49,10 +49,11 @@ _Static_assert(DBFS_ROOT_INO == 1 && DBFS_REG == 1 && DBFS_DIR == 2 && DBFS_MAY_
 
 /* After the chain id: its text when $5 (the server may not hold the chain
  * yet, dbfs_xf_want_text), so that a cold chain costs no round trip of
- * its own; NULL otherwise and for an unguarded file. */
+ * its own; NULL otherwise and for an unguarded file. Through a PL/pgSQL
+ * function, which costs nothing unless called: a subquery here would be
+ * set up, and its table locked, by every read. */
 #define DBFS_SQL_XF_TEXT                                                                           \
-    ", CASE WHEN f.chain <> 0 AND $5::bool THEN"                                                   \
-    " (SELECT x.text FROM pgnfs_xform_chain x WHERE x.id = f.chain) END"
+    ", CASE WHEN f.chain <> 0 AND $5::bool THEN pgnfs_xf_chain_text(f.chain) END"
 
 #define DBFS_CRED_ARGS(a, b, c) "$" #a "::int8, $" #b "::int8, $" #c "::int8[]"
 

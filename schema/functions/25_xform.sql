@@ -193,6 +193,18 @@ $$;
 -- (The lock and checks of a guarded write are pgnfs_write_check's, 80_write.sql.)
 DROP FUNCTION IF EXISTS pgnfs_xf_check(bigint, int, bigint, bigint, bigint[]);
 
+-- The canonical text of chain p_id (NULL if unknown): what the read
+-- statements return beside a chain the server may not hold yet
+-- (dbfs_sql.c DBFS_SQL_XF_TEXT). PL/pgSQL so that it is never inlined: a
+-- read that does not call it does not touch pgnfs_xform_chain.
+CREATE OR REPLACE FUNCTION pgnfs_xf_chain_text(p_id bigint)
+RETURNS text LANGUAGE plpgsql STABLE
+AS $$
+BEGIN
+    RETURN (SELECT x.text FROM pgnfs_xform_chain x WHERE x.id = p_id);
+END
+$$;
+
 -- Step 1: file (p_ino, p_gen)'s change counter, size and chain, with the
 -- stored values of chunks p_want that exist (one row per chunk found; one
 -- row with a NULL chunk when none is; no row when the file is gone).
