@@ -471,6 +471,12 @@ static int dbfs_rd_copy(dbfs_rd *rd)
 
     if (chain != 0)
         dbfs_xf_note(rd->c->fs, rd->fh.ino, chain);
+    /* The chain's text, when the read brought it (dbfs_xf_want_text): a
+     * chain met for the first time costs no query of its own. (One that
+     * does not make a chain here fails below, through dbfs_xf_chain.) */
+    if (chain != 0 && !dbfs_get_null(rd->r, 0, DBFS_ATTR_NCOLS + 3))
+        (void)dbfs_xf_chain_learn(rd->c->fs, chain, PQgetvalue(rd->r, 0, DBFS_ATTR_NCOLS + 3),
+                                  (size_t)PQgetlength(rd->r, 0, DBFS_ATTR_NCOLS + 3));
     for (int i = 0; i < PQntuples(rd->r); i++) {
         const char *bytes;
         uint64_t ch, cstart, clen, from, to;
@@ -482,20 +488,28 @@ static int dbfs_rd_copy(dbfs_rd *rd)
         rc = dbfs_decode_chunk(rd->c->fs, PQgetvalue(rd->r, i, DBFS_ATTR_NCOLS + 1),
                                (size_t)PQgetlength(rd->r, i, DBFS_ATTR_NCOLS + 1), &bytes, &clen,
                                &rd->tmp, chain != 0);
+        cstart = ch * rd->cs;
         if (rc == 0 && chain != 0) {
+            /* Into the reply itself when the chunk starts in it: the
+             * decode may scribble up to zhi, which the rows after this one
+             * and the zeroing below write again (each byte of the fetched
+             * span is this function's). */
+            const bool into = cstart >= rd->off && cstart < zhi;
             size_t plen;
 
-            rc = dbfs_xf_decode(rd->c, chain, rd->fh.ino, ch, bytes, clen, &bytes, &plen);
+            rc = dbfs_xf_decode_to(rd->c, chain, rd->fh.ino, ch, bytes, clen,
+                                   into ? rd->buf + (cstart - rd->off) : NULL,
+                                   into ? zhi - cstart : 0, &bytes, &plen);
             clen = plen;
         }
         if (rc != 0)
             return rc;
-        cstart = ch * rd->cs;
         from = cstart > rd->off ? cstart : rd->off;
         to = cstart + clen < upto ? cstart + clen : upto;
         if (from < to) {
             dbfs_zero(rd->buf, rd->off, zlo, from < zhi ? from : zhi);
-            memcpy(rd->buf + (from - rd->off), bytes + (from - cstart), to - from);
+            if (rd->buf + (from - rd->off) != bytes + (from - cstart))
+                memcpy(rd->buf + (from - rd->off), bytes + (from - cstart), to - from);
             if (to > zlo)
                 zlo = to;
         }

@@ -32,6 +32,14 @@
     " CASE WHEN f.chain_sql THEN pgnfs_xf_sql_apply(f.chain, false, f.inode, " p ".chunk, " p      \
     ".data) ELSE " p ".data END"
 
+/* After the chain id: its text when $5 (the server may not hold the chain
+ * yet, dbfs_xf_want_text), so that a cold chain costs no round trip of
+ * its own; NULL otherwise and for an unguarded file. Through a PL/pgSQL
+ * function, which costs nothing unless called: a subquery here would be
+ * set up, and its table locked, by every read. */
+#define DBFS_SQL_XF_TEXT                                                                           \
+    ", CASE WHEN f.chain <> 0 AND $5::bool THEN pgnfs_xf_chain_text(f.chain) END"
+
 #define DBFS_CRED_ARGS(a, b, c) "$" #a "::int8, $" #b "::int8, $" #c "::int8[]"
 
 /* Statements with a .citus text: on a Citus coordinator (schema
@@ -199,7 +207,7 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                                         "    FROM pg_class c WHERE c.oid = 'fileatt'::regclass)"},
     [DBFS_ST_SINGLE_READ] = {"pgnfs_single_read",
                              "SELECT " DBFS_ATTR_COLS("f.") ", a.chunk," DBFS_SQL_XF_FETCH(
-                                 "a") ", f.chain FROM fileatt f"
+                                 "a") ", f.chain" DBFS_SQL_XF_TEXT " FROM fileatt f"
                                       " LEFT JOIN allfiles a ON a.inode = f.inode"
                                       " AND a.chunk BETWEEN $3::int8 AND $4::int8"
                                       " WHERE f.inode = $1::int8 AND f.generation = $2::int4"
@@ -243,7 +251,7 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
      * the attributes and chunks $3 .. $4, wherever the file's data lives. */
     [DBFS_ST_TAB_READ] = {"pgnfs_tab_read",
                           "SELECT " DBFS_ATTR_COLS("f.") ", d.chunk," DBFS_SQL_XF_FETCH(
-                              "d") ", f.chain FROM fileatt f"
+                              "d") ", f.chain" DBFS_SQL_XF_TEXT " FROM fileatt f"
                                    " LEFT JOIN LATERAL pgnfs_data_read(f.inode, $3::int8, $4::int8)"
                                    " d ON true WHERE f.inode = $1::int8 AND f.generation = $2::int4"
                                    " ORDER BY d.chunk"},
@@ -382,6 +390,15 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
                               3, 4, 5) ", $6::int8, $7::int8, $8::int8[], $9::bytea[],"
                                        " $10::int8, $11::int8, $12::bool, $13::int8)",
                           true},
+    /* The single layout's guarded write, as a pipeline: check, lock and
+     * compare change ($6, NULL: not) and chain ($7); the stored bytes of
+     * chunks $8 .. $9 leave used (then one pgnfs_single_write_full per
+     * chunk and pgnfs_write_end; dbfs_xf_write.c). */
+    [DBFS_ST_XF_WRITE_BEGIN] =
+        {"pgnfs_xf_write_begin",
+         "SELECT * FROM pgnfs_xf_write_begin($1::int8, $2::int4, " DBFS_CRED_ARGS(
+             3, 4, 5) ", $6::int8, $7::int8, $8::int8, $9::int8)",
+         true},
 
     /* A transformation link: its base (generation NULL: gone), chain,
      * whether writable and length-preserving, chunk map as of the base's

@@ -58,6 +58,7 @@ typedef enum {
     DBFS_ST_XF_CHAIN_TEXT,
     DBFS_ST_XF_OLD,
     DBFS_ST_XF_WRITE,
+    DBFS_ST_XF_WRITE_BEGIN,
     /* transformation links (dbfs_xf_link.c) */
     DBFS_ST_XF_LINK_GET,
     DBFS_ST_XF_LINK_MAP,

@@ -211,8 +211,6 @@ int dbfs_xf_chain_on(dbfs *fs, dbfs_conn *c, uint64_t id, const xf_chain **out)
 {
     dbfs_params p;
     PGresult *r = NULL;
-    xf_err xe = {{0}};
-    char *text;
     int rc;
 
     *out = xf_chain_find(fs->xf, id);
@@ -228,8 +226,23 @@ int dbfs_xf_chain_on(dbfs *fs, dbfs_conn *c, uint64_t id, const xf_chain **out)
         g_warning("xform: chain %016" PRIx64 " is not in pgnfs_xform_chain", id);
         return -EIO;
     }
-    text = g_strndup(PQgetvalue(r, 0, 0), (gsize)PQgetlength(r, 0, 0));
+    rc = dbfs_xf_chain_learn(fs, id, PQgetvalue(r, 0, 0), (size_t)PQgetlength(r, 0, 0));
     PQclear(r);
+    *out = rc == 0 ? xf_chain_find(fs->xf, id) : NULL;
+    return rc;
+}
+
+/* dbfs_xf_chain_learn -- see dbfs_xf.h. */
+int dbfs_xf_chain_learn(dbfs *fs, uint64_t id, const char *s, size_t len)
+{
+    const xf_chain *ch = NULL, **out = &ch;
+    xf_err xe = {{0}};
+    char *text;
+    int rc;
+
+    if (xf_chain_find(fs->xf, id))
+        return 0;
+    text = g_strndup(s, (gsize)len);
     rc = xf_chain_get(fs->xf, text, out, &xe);
     if (rc != 0) {
         g_warning("xform: chain \"%s\" cannot be made here: %s", text, xe.msg);
@@ -241,6 +254,14 @@ int dbfs_xf_chain_on(dbfs *fs, dbfs_conn *c, uint64_t id, const xf_chain **out)
     }
     g_free(text);
     return rc;
+}
+
+/* dbfs_xf_want_text -- see dbfs_xf.h. */
+bool dbfs_xf_want_text(dbfs *fs, uint64_t ino)
+{
+    uint64_t seen = dbfs_xf_seen(fs, ino);
+
+    return seen == 0 || seen == DBFS_XF_SEEN_GUARDED || !xf_chain_find(fs->xf, seen);
 }
 
 /* c's xf_work and a plain buffer of at least room bytes. */
@@ -267,6 +288,14 @@ static int dbfs_xf_conn_ready(dbfs_conn *c, size_t room)
 int dbfs_xf_decode(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, const void *v,
                    size_t vlen, const char **plain, size_t *plain_len)
 {
+    return dbfs_xf_decode_to(c, id, ino, chunk, v, vlen, NULL, 0, plain, plain_len);
+}
+
+/* dbfs_xf_decode_to -- see dbfs_xf.h. */
+int dbfs_xf_decode_to(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, const void *v,
+                      size_t vlen, void *out, size_t out_room, const char **plain,
+                      size_t *plain_len)
+{
     const uint32_t cs = c->fs->info.chunk_size;
     const xf_chain *ch;
     xf_err xe = {{0}};
@@ -276,10 +305,17 @@ int dbfs_xf_decode(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, cons
     if (rc != 0)
         return rc == -ENOMEM ? rc : -EIO;
     room = xf_decode_room(ch, cs);
-    rc = dbfs_xf_conn_ready(c, room);
+    if (out && out_room >= room) {
+        room = out_room; /* straight into the caller's buffer: no copy */
+        rc = c->xf ? 0 : xf_work_new(c->fs->xf, &c->xf);
+    } else {
+        out = NULL;
+        rc = dbfs_xf_conn_ready(c, room);
+    }
     if (rc != 0)
         return rc;
-    rc = xf_decode(ch, c->xf, &(xf_chunk){ino, chunk, 0}, v, vlen, c->xf_buf, room, plain_len, &xe);
+    rc = xf_decode(ch, c->xf, &(xf_chunk){ino, chunk, 0}, v, vlen, out ? out : c->xf_buf, room,
+                   plain_len, &xe);
     if (rc == 0 && *plain_len > cs) {
         g_snprintf(xe.msg, sizeof xe.msg,
                    "file %" PRIu64 " chunk %" PRIu64 ": %zu plain bytes, more than a chunk", ino,
@@ -290,7 +326,7 @@ int dbfs_xf_decode(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, cons
         g_warning("xform: %s", xe.msg);
         return rc == -ENOMEM ? rc : -EIO;
     }
-    *plain = c->xf_buf;
+    *plain = out ? out : c->xf_buf;
     return 0;
 }
 

@@ -74,6 +74,17 @@ void dbfs_xf_close(dbfs *fs);
  */
 int dbfs_xf_chain(dbfs_conn *c, uint64_t id, const xf_chain **out);
 
+/* dbfs_xf_want_text -- whether a read of file ino should bring its chain's
+ * text (the READ statements' $5): the file was not seen under a chain
+ * this server holds. A guess: a wrong true costs an index lookup, a wrong
+ * false the chain's own query (dbfs_xf_chain). */
+bool dbfs_xf_want_text(dbfs *fs, uint64_t ino);
+
+/* dbfs_xf_chain_learn -- make chain id from its text (len bytes, as the
+ * database holds it) unless fs holds it already. Returns 0, or -EIO
+ * (logged) when the text does not make a chain of that id here. */
+int dbfs_xf_chain_learn(dbfs *fs, uint64_t id, const char *text, size_t len);
+
 /* dbfs_xf_chain_on -- the same for file system fs through any connection
  * c (a session of the admin paths too). */
 int dbfs_xf_chain_on(dbfs *fs, dbfs_conn *c, uint64_t id, const xf_chain **out);
@@ -91,6 +102,14 @@ void dbfs_xf_put_be(unsigned char *p, uint64_t v, int n);
  */
 unsigned char *dbfs_xf_array(uint32_t elem, size_t n, const void *const *vals, const size_t *lens,
                              size_t *len);
+
+/*
+ * dbfs_xf_decode_to -- dbfs_xf_decode into out (room bytes, which the
+ * decode may use whole as its working space) when room is enough for any
+ * chunk of the chain (*plain == out then), else as dbfs_xf_decode does.
+ */
+int dbfs_xf_decode_to(dbfs_conn *c, uint64_t id, uint64_t ino, uint64_t chunk, const void *v,
+                      size_t vlen, void *out, size_t room, const char **plain, size_t *plain_len);
 
 /*
  * dbfs_xf_decode -- the plain bytes of stored chunk `chunk` of file ino

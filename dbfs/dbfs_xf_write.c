@@ -13,6 +13,11 @@
  *     2. pgnfs_xf_write: lock, check, refuse when change or chain moved
  *        since 1 (DBFS_XF_ECHANGED: both run again, bounded), replace the
  *        chunks, move size, times and used.
+ *   With the single layout and a chain whose stages all run here, step 2
+ *   is the plain write's pipeline instead (dbfs_xf_step_pipe): one
+ *   pgnfs_xf_write_begin (check, lock, compare), one prepared upsert per
+ *   chunk, pgnfs_write_end; the same statements, batching and cost as an
+ *   unguarded write, where pgnfs_xf_write's PL/pgSQL stored row by row.
  *   Nothing is stored when a chunk fails to decode (its stored bytes are
  *   left as they are, -EIO) or to encode (-EIO). The file's chain may be
  *   none by the time step 1 runs (pgnfs xform set): then the chunks are
@@ -43,10 +48,12 @@
 /* One chunk a write touches. */
 typedef struct {
     uint64_t k;
-    bool covered; /* one piece covers all of it: no need of the old bytes */
-    char *plain;  /* chunk_size bytes */
-    size_t len;   /* plain bytes */
-    void *stored; /* the value to store (malloc'd) */
+    bool covered;    /* one piece covers all of it: no need of the old bytes */
+    char *plain;     /* chunk_size bytes */
+    const char *src; /* the plain bytes: plain, or the piece of a write
+                      * that covers the whole chunk (not copied) */
+    size_t len;      /* plain bytes */
+    void *stored;    /* the value to store (malloc'd) */
     size_t stored_len;
 } dbfs_xf_ck;
 
@@ -68,6 +75,7 @@ typedef struct {
     size_t nstmt;
     int64_t change;
     uint64_t chain;
+    bool pipe; /* step 2 as plain statements (dbfs_xf_step_pipe) */
     dbfs_attr pre, post;
 } dbfs_xf_op;
 
@@ -138,6 +146,7 @@ static int dbfs_xf_collect(dbfs_xf_op *op, const store_write *ws, size_t n)
         op->ck[i].plain = malloc(cs);
         if (!op->ck[i].plain)
             return -ENOMEM;
+        op->ck[i].src = op->ck[i].plain;
     }
     return 0;
 }
@@ -244,14 +253,28 @@ static int dbfs_xf_load_old(dbfs_xf_op *op)
     return rc;
 }
 
-/* Overlay the writes' pieces on the chunks' plain bytes. */
+/* Overlay the writes' pieces on the chunks' plain bytes, in the writes'
+ * order; a piece that covers a whole chunk is taken where it is. */
 static void dbfs_xf_overlay(dbfs_xf_op *op, const store_write *ws, size_t n)
 {
+    const uint32_t cs = op->c->fs->info.chunk_size;
+
+    for (size_t i = 0; i < op->nck; i++)
+        op->ck[i].src = op->ck[i].plain;
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < ws[i].npieces; j++) {
             const store_piece *pc = &ws[i].pieces[j];
             dbfs_xf_ck *ck = &op->ck[dbfs_xf_find(op, pc->chunk)];
 
+            if (pc->at == 0 && pc->n == cs) {
+                ck->src = pc->raw;
+                ck->len = cs;
+                continue;
+            }
+            if (ck->src != ck->plain) {
+                memcpy(ck->plain, ck->src, ck->len);
+                ck->src = ck->plain;
+            }
             if (ck->len < pc->at)
                 memset(ck->plain + ck->len, 0, pc->at - ck->len);
             memcpy(ck->plain + pc->at, pc->raw, pc->n);
@@ -279,9 +302,13 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
         rc = dbfs_xf_chain(op->c, op->chain, &ch);
     if (rc == 0 && ch && !op->c->xf)
         rc = xf_work_new(fs->xf, &op->c->xf);
+    /* Every stage runs here: the single layout stores the values with the
+     * plain statements its plain write uses. */
+    op->pipe = rc == 0 && op->nck > 0 && fs->info.storage == DBFS_STORAGE_SINGLE &&
+               (!ch || xf_chain_sql_count(ch) == 0);
     for (size_t i = 0; i < op->nck && rc == 0; i++) {
         dbfs_xf_ck *ck = &op->ck[i];
-        const void *val = ck->plain;
+        const void *val = ck->src;
         size_t vlen = ck->len;
         void *enc = NULL;
 
@@ -296,8 +323,8 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
                 rc = -ENOMEM;
                 break;
             }
-            rc = xf_encode(ch, op->c->xf, &(xf_chunk){op->fh.ino, ck->k, 0}, ck->plain, ck->len,
-                           enc, room, &vlen, &xe);
+            rc = xf_encode(ch, op->c->xf, &(xf_chunk){op->fh.ino, ck->k, 0}, ck->src, ck->len, enc,
+                           room, &vlen, &xe);
             if (rc != 0) {
                 g_warning("xform: %s", xe.msg);
                 free(enc);
@@ -306,17 +333,23 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
             }
             val = enc;
         }
-        ck->stored = malloc(dbfs_codec_enc_len(fs->info.encoding, vlen) + 1);
-        if (!ck->stored) {
-            free(enc);
-            rc = -ENOMEM;
-            break;
-        }
-        if (fs->info.encoding == DBFS_ENC_BINARY) {
-            memcpy(ck->stored, val, vlen);
+        if (enc && fs->info.encoding == DBFS_ENC_BINARY) {
+            ck->stored = enc; /* stored as the chain made it: no copy */
             ck->stored_len = vlen;
+            enc = NULL;
         } else {
-            ck->stored_len = dbfs_codec_encode(fs->info.encoding, val, vlen, ck->stored);
+            ck->stored = malloc(dbfs_codec_enc_len(fs->info.encoding, vlen) + 1);
+            if (!ck->stored) {
+                free(enc);
+                rc = -ENOMEM;
+                break;
+            }
+            if (fs->info.encoding == DBFS_ENC_BINARY) {
+                memcpy(ck->stored, val, vlen);
+                ck->stored_len = vlen;
+            } else {
+                ck->stored_len = dbfs_codec_encode(fs->info.encoding, val, vlen, ck->stored);
+            }
         }
         free(enc);
         vals[i] = ck->stored;
@@ -408,6 +441,79 @@ static int dbfs_xf_queue_write(dbfs_conn *c, dbfs_xf_op *op, size_t from, size_t
     return dbfs_batch_add(c, DBFS_ST_XF_WRITE, &p);
 }
 
+/* Step 2 as the single layout's plain write does it, one round trip:
+ * pgnfs_xf_write_begin (check, lock, compare, used), one upsert per
+ * chunk, pgnfs_write_end (size, times, used; the attributes after). */
+static int dbfs_xf_step_pipe(dbfs_conn *c, dbfs_xf_op *op)
+{
+    const int64_t first = (int64_t)op->ck[0].k, last = (int64_t)op->ck[op->nck - 1].k;
+    PGresult *r = NULL;
+    dbfs_fnres f;
+    dbfs_params p;
+    int rc, src;
+
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)op->fh.ino);
+    dbfs_param_i4(&p, (int32_t)op->fh.gen);
+    dbfs_param_cred(&p, op->cred);
+    if (op->change < 0)
+        dbfs_param_null(&p);
+    else
+        dbfs_param_i8(&p, op->change);
+    dbfs_param_i8(&p, (int64_t)op->chain);
+    dbfs_param_i8(&p, first);
+    dbfs_param_i8(&p, last);
+    dbfs_batch_add(c, DBFS_ST_XF_WRITE_BEGIN, &p);
+    for (size_t i = 0; i < op->nck; i++) {
+        dbfs_params_init(&p);
+        dbfs_param_i8(&p, (int64_t)op->fh.ino);
+        dbfs_param_i8(&p, (int64_t)op->ck[i].k);
+        dbfs_param_bytes(&p, op->ck[i].stored, op->ck[i].stored_len);
+        dbfs_batch_add(c, DBFS_ST_SINGLE_WRITE_FULL, &p);
+    }
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)op->fh.ino);
+    dbfs_param_i8(&p, (int64_t)op->end);
+    dbfs_param_i8(&p, op->now_ns);
+    dbfs_param_bool(&p, op->kill_priv);
+    dbfs_param_i8(&p, first);
+    dbfs_param_i8(&p, last);
+    dbfs_batch_add(c, DBFS_ST_WRITE_END, &p);
+    dbfs_batch_sync(c);
+
+    rc = dbfs_batch_result(c, &r);
+    if (rc == 0)
+        rc = dbfs_fnres_parse(r, "guarded write", &f);
+    if (rc == 0)
+        rc = f.status;
+    if (rc == 0 && !f.have[DBFS_ROLE_PRE]) {
+        g_warning("guarded write: the database answered without the attributes before");
+        rc = -EIO;
+    }
+    if (rc == 0)
+        op->pre = f.attr[DBFS_ROLE_PRE];
+    PQclear(r);
+    for (size_t i = 0; i < op->nck; i++) {
+        r = NULL;
+        src = dbfs_batch_result(c, &r);
+        if (src != 0 && rc == 0)
+            rc = src;
+        PQclear(r);
+    }
+    r = NULL;
+    src = dbfs_batch_result(c, &r);
+    if (src != 0 && rc == 0)
+        rc = src;
+    if (rc == 0 && PQntuples(r) != 1) {
+        g_warning("guarded write: the database answered without the attributes after");
+        rc = -EIO;
+    }
+    if (rc == 0)
+        dbfs_get_attr(r, 0, 0, &op->post);
+    PQclear(r);
+    return rc;
+}
+
 /* Step 2 (dbfs_batch_run's fn): one transaction, one round trip, the
  * chunks in statements of at most about DBFS_XF_STMT_BYTES. */
 static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
@@ -416,6 +522,8 @@ static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
     size_t nmax = op->nck ? op->nck : 1, from = 0, queued = 0;
     int rc = 0, first = 0;
 
+    if (op->pipe)
+        return dbfs_xf_step_pipe(c, op);
     dbfs_xf_free_arrays(op);
     op->a_chunks = calloc(nmax, sizeof *op->a_chunks);
     op->a_vals = calloc(nmax, sizeof *op->a_vals);
@@ -554,7 +662,7 @@ static void dbfs_xf_learn(dbfs_xf_op *op, const store_write *ws, size_t n)
                       op->ck[op->nck - 1].k);
     for (size_t i = 0; i < op->nck; i++)
         cache_chunk_wrote(fs->chunks, op->fh.ino, op->ck[i].k, op->pre.ctime_ns, op->post.ctime_ns,
-                          0, op->ck[i].plain, (uint32_t)op->ck[i].len, fs->info.chunk_size);
+                          0, op->ck[i].src, (uint32_t)op->ck[i].len, fs->info.chunk_size);
 }
 
 static void dbfs_xf_op_free(dbfs_xf_op *op)

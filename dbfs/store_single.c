@@ -14,6 +14,7 @@
  *   bench/paper/tabcost), which the layouts with per-file tables need.
  *   Nothing here keeps state or memory.
  */
+#include "dbfs_xf.h"
 #include "store.h"
 
 static int store_single_queue_read(dbfs_conn *c, dbfs_fh fh, uint64_t first, uint64_t last)
@@ -25,6 +26,7 @@ static int store_single_queue_read(dbfs_conn *c, dbfs_fh fh, uint64_t first, uin
     dbfs_param_i4(&p, (int32_t)fh.gen);
     dbfs_param_i8(&p, (int64_t)first);
     dbfs_param_i8(&p, (int64_t)last);
+    dbfs_param_bool(&p, dbfs_xf_want_text(c->fs, fh.ino));
     return dbfs_batch_add(c, DBFS_ST_SINGLE_READ, &p);
 }
 

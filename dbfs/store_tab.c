@@ -7,6 +7,7 @@
  * NOTES
  *   Both only queue on the caller's batch. Nothing here keeps state.
  */
+#include "dbfs_xf.h"
 #include "store.h"
 
 /* store_queue_tab_read -- see store.h. */
@@ -19,6 +20,7 @@ int store_queue_tab_read(dbfs_conn *c, dbfs_fh fh, uint64_t first, uint64_t last
     dbfs_param_i4(&p, (int32_t)fh.gen);
     dbfs_param_i8(&p, (int64_t)first);
     dbfs_param_i8(&p, (int64_t)last);
+    dbfs_param_bool(&p, dbfs_xf_want_text(c->fs, fh.ino));
     return dbfs_batch_add(c, DBFS_ST_TAB_READ, &p);
 }
 

@@ -193,6 +193,18 @@ $$;
 -- (The lock and checks of a guarded write are pgnfs_write_check's, 80_write.sql.)
 DROP FUNCTION IF EXISTS pgnfs_xf_check(bigint, int, bigint, bigint, bigint[]);
 
+-- The canonical text of chain p_id (NULL if unknown): what the read
+-- statements return beside a chain the server may not hold yet
+-- (dbfs_sql.c DBFS_SQL_XF_TEXT). PL/pgSQL so that it is never inlined: a
+-- read that does not call it does not touch pgnfs_xform_chain.
+CREATE OR REPLACE FUNCTION pgnfs_xf_chain_text(p_id bigint)
+RETURNS text LANGUAGE plpgsql STABLE
+AS $$
+BEGIN
+    RETURN (SELECT x.text FROM pgnfs_xform_chain x WHERE x.id = p_id);
+END
+$$;
+
 -- Step 1: file (p_ino, p_gen)'s change counter, size and chain, with the
 -- stored values of chunks p_want that exist (one row per chunk found; one
 -- row with a NULL chunk when none is; no row when the file is gone).
@@ -319,6 +331,40 @@ BEGIN
     RETURNING * INTO nf;
     RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), f);
     RETURN NEXT pgnfs_res(0, pgnfs_role_post(), nf);
+END
+$$;
+
+-- The single layout's guarded write is a pipeline of plain statements
+-- instead (dbfs_xf_write.c), as its plain write is (pgnfs_write_begin,
+-- 80_write.sql): this function checks and locks as pgnfs_xf_write does
+-- (refusing with pgnfs_xf_echanged() when the change counter is not
+-- p_change, NULL: not compared, or the chain not p_chain), and takes the
+-- bytes chunks p_first .. p_last hold now out of fileatt.used; one upsert
+-- per chunk stores its whole value, and pgnfs_write_end sets size, times
+-- and used. Only for chains without in-database stages (the server stores
+-- exactly what it encoded). Returns role pre: the attributes before.
+CREATE OR REPLACE FUNCTION pgnfs_xf_write_begin(
+    p_ino bigint, p_gen int, c_uid bigint, c_gid bigint, c_groups bigint[],
+    p_change bigint, p_chain bigint, p_first bigint, p_last bigint)
+RETURNS SETOF pgnfs_result LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    f fileatt;
+    s bigint;
+BEGIN
+    f := pgnfs_write_check(p_ino, p_gen, c_uid, c_gid, c_groups, true);
+    IF f.change <> p_change OR coalesce(f.chain, 0) <> p_chain OR f.chain_sql THEN
+        RAISE EXCEPTION 'write: file % changed while its chunks were transformed', p_ino
+              USING ERRCODE = pgnfs_errcode(pgnfs_xf_echanged());
+    END IF;
+    -- An append (nothing stored from p_first on) changes nothing here.
+    IF p_first * (SELECT chunk_size FROM pgnfs_fs) < f.size THEN
+        s := pgnfs_data_stored_all(p_ino, p_first, p_last);
+        IF s <> 0 THEN
+            UPDATE fileatt SET used = used - s WHERE inode = p_ino;
+        END IF;
+    END IF;
+    RETURN NEXT pgnfs_res(0, pgnfs_role_pre(), f);
 END
 $$;
 

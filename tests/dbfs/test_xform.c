@@ -1,7 +1,8 @@
 /*
  * test_xform.c -- guarded files (dbfs_xf.c, dbfs_xf_write.c): every
  * built-in chain (and the example plug-ins) round-trips random writes at random offsets, unstable
- * writes and truncations against a model of the file; the root's chain
+ * writes and truncations against a model of the file (a cold server's first
+ * read, its chain met for the first time, is one round trip); the root's chain
  * from the configuration, inheritance at create and mkdir; `used` is what
  * the database stores (compression shows); a damaged stored chunk is an
  * I/O error, never wrong bytes; a wrong key and a chain that does not make
@@ -65,7 +66,10 @@ static void test_roundtrip(void)
             f = td_getattr(&e.t, td_fh(&f));
             td_read(&e.t, &root, td_fh(&f), 0, model, (uint32_t)f.size);
             td_rc(tx_open_fs(&cold, e.conninfo, NULL, e.key, false), 0);
+            td_trips(&cold);
             td_rc(dbfs_read(cold.c, &root, td_fh(&f), 0, TX_MAX, buf, &n, &eof, NULL), 0);
+            /* The chain it meets first comes with the read: no query of its own. */
+            g_assert_cmpuint(td_trips(&cold), ==, 1);
             g_assert_cmpuint(n, ==, f.size);
             g_assert_cmpmem(buf, n, model, f.size);
             td_close(&cold);
