@@ -187,8 +187,8 @@ struct tl_server {
     char *conninfo;
 };
 
-/* A port free for both TCP and UDP on 127.0.0.1. Aborts if none is found. */
-static unsigned tl_free_port(void)
+/* tl_free_port -- see testlib.h. */
+unsigned tl_free_port(void)
 {
     for (int attempt = 0; attempt < 50; attempt++) {
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -210,6 +210,31 @@ static unsigned tl_free_port(void)
     }
     g_error("no free port on 127.0.0.1");
     return 0;
+}
+
+/* tl_metrics -- see testlib.h. */
+char *tl_metrics(unsigned port)
+{
+    static const char req[] = "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n";
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    GString *in = g_string_new(NULL);
+    char buf[8192];
+    ssize_t n;
+
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        send(fd, req, sizeof req - 1, 0) != (ssize_t)(sizeof req - 1)) {
+        if (fd >= 0)
+            close(fd);
+        g_string_free(in, TRUE);
+        return NULL;
+    }
+    while ((n = recv(fd, buf, sizeof buf, 0)) > 0)
+        g_string_append_len(in, buf, n);
+    close(fd);
+    return g_string_free(in, FALSE);
 }
 
 static void tl_server_dump_log(const tl_server *s)

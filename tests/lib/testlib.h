@@ -51,6 +51,13 @@ typedef struct tl_server tl_server;
  * (storage layout, caches).
  */
 tl_server *tl_server_start(const char *const *overrides);
+/* tl_free_port -- a port free for both TCP and UDP on 127.0.0.1 now (for
+ * a server's other listeners: metrics, a portmapper). Aborts if none is
+ * found. */
+unsigned tl_free_port(void);
+/* tl_metrics -- GET /metrics from 127.0.0.1:port: the page (g_free it),
+ * or NULL when it cannot be read. */
+char *tl_metrics(unsigned port);
 /* Stop the server (SIGTERM) and start it again on the same data and port. */
 void tl_server_restart(tl_server *s);
 /* SIGKILL the server, then start it again (crash recovery tests). */

@@ -738,43 +738,6 @@ void nl_pmap_free(nl_pmap *pm)
 
 /* --- small helpers ------------------------------------------------------------------ */
 
-unsigned nl_free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    g_assert_cmpint(fd, >=, 0);
-    g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof a), ==, 0);
-    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&a, &len), ==, 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-char *nl_metrics(unsigned port)
-{
-    static const char req[] = "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n";
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    GString *in = g_string_new(NULL);
-    char buf[8192];
-    ssize_t n;
-
-    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        send(fd, req, sizeof req - 1, 0) != (ssize_t)(sizeof req - 1)) {
-        if (fd >= 0)
-            close(fd);
-        g_string_free(in, TRUE);
-        return NULL;
-    }
-    while ((n = recv(fd, buf, sizeof buf, 0)) > 0)
-        g_string_append_len(in, buf, n);
-    close(fd);
-    return g_string_free(in, FALSE);
-}
-
 double nl_metric(const char *page, const char *key)
 {
     char *pat = g_strdup_printf("\n%s ", key);

@@ -176,10 +176,6 @@ void nl_pmap_free(nl_pmap *p);
 
 /* --- small helpers -------------------------------------------------------------- */
 
-/* A TCP port free on 127.0.0.1 now. */
-unsigned nl_free_port(void);
-/* GET /metrics from 127.0.0.1:port: the page (g_free), or NULL. */
-char *nl_metrics(unsigned port);
 /* The value of "key value" on a metrics page; -1 when it is not there. */
 double nl_metric(const char *page, const char *key);
 

@@ -144,6 +144,17 @@ nr_ctx *pt_open_mount(const nr_cred *cred)
     return c;
 }
 
+nr_fh pt_mount_root(const char *path)
+{
+    nr_ctx *m = pt_open_mount(NULL);
+    nr_fh root;
+
+    if (nr_mnt(m, path, NULL, &root) != MNT3_OK)
+        g_error("MOUNT %s failed: %s", path, nr_error(m));
+    nr_close(m);
+    return root;
+}
+
 nr_fh pt_fresh_dir(void)
 {
     static unsigned counter;

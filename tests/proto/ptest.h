@@ -66,6 +66,8 @@ bool pt_restart(void);
 nr_ctx *pt_open(const nr_cred *cred);
 /* The same, connected to the MOUNT port. */
 nr_ctx *pt_open_mount(const nr_cred *cred);
+/* The root handle of export path, mounted as root; aborts on failure. */
+nr_fh pt_mount_root(const char *path);
 
 /*
  * pt_fresh_dir -- a new, empty directory under the export root for the

@@ -31,20 +31,6 @@
 static tl_server *server;
 static unsigned metrics_port;
 
-/* A TCP port free on 127.0.0.1 now. */
-static unsigned free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    g_assert_cmpint(fd, >=, 0);
-    g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof a), ==, 0);
-    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&a, &len), ==, 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 /* One HTTP request to the metrics port; returns the whole answer (g_free). */
 static char *http(const char *method, const char *path)
 {
@@ -580,7 +566,7 @@ static void test_find_ls_modes(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    metrics_port = free_port();
+    metrics_port = tl_free_port();
     char *port = g_strdup_printf("metrics.port=%u", metrics_port);
     const char *const over[] = {"metrics.enable=true", port, "log.slow_ms=1",
                                 "exports./fast=*(async)", NULL};

@@ -107,20 +107,6 @@ typedef void (*co_scenario)(co_run *r);
 
 /* ---- the servers ------------------------------------------------------- */
 
-/* A TCP port free on 127.0.0.1 now. */
-static unsigned co_free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    g_assert_cmpint(fd, >=, 0);
-    g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof a), ==, 0);
-    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&a, &len), ==, 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 static void co_server_start(co_server *s)
 {
     const char *on = s->caches ? "true" : "false";
@@ -133,7 +119,7 @@ static void co_server_start(co_server *s)
     nr_ctx *c;
     mountres3 res;
 
-    s->metrics_port = co_free_port();
+    s->metrics_port = tl_free_port();
     mport = g_strdup_printf("metrics.port=%u", s->metrics_port);
     /* The reference stores every write at once: no write-back buffer. */
     const char *wb = s->caches && !s->shared ? "writeback.enable=true" : "writeback.enable=false";
@@ -163,22 +149,10 @@ static void co_server_start(co_server *s)
 /* GET /metrics of s (g_free). */
 static char *co_metrics(const co_server *s)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)s->metrics_port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    static const char req[] = "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n";
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    GString *in = g_string_new(NULL);
-    char buf[8192];
-    ssize_t n;
+    char *page = tl_metrics(s->metrics_port);
 
-    g_assert_cmpint(fd, >=, 0);
-    g_assert_cmpint(connect(fd, (struct sockaddr *)&a, sizeof a), ==, 0);
-    g_assert_cmpint(send(fd, req, strlen(req), 0), ==, (ssize_t)strlen(req));
-    while ((n = recv(fd, buf, sizeof buf, 0)) > 0)
-        g_string_append_len(in, buf, n);
-    close(fd);
-    return g_string_free(in, FALSE);
+    g_assert_nonnull(page);
+    return page;
 }
 
 /* The value of series{cache="which"} on s's metrics page. */

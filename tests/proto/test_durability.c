@@ -106,18 +106,6 @@ static void wait_commit(const char *what)
     }
 }
 
-/* The root of export path, mounted as root. */
-static nr_fh mount_root(const char *path)
-{
-    nr_ctx *m = pt_open_mount(NULL);
-    nr_fh root;
-
-    if (nr_mnt(m, path, NULL, &root) != MNT3_OK)
-        g_error("MOUNT %s failed: %s", path, nr_error(m));
-    nr_close(m);
-    return root;
-}
-
 /* Every changing procedure once in directory dir, through c; checks the
  * commits after each (async says how they must be). */
 static void every_change(nr_ctx *c, const nr_fh *dir, bool async)
@@ -270,11 +258,11 @@ int main(int argc, char **argv)
     pt.server = tl_server_start(settings);
     pt.port = pt.mount_port = tl_server_port(pt.server);
     pt.export_path = "/";
-    pt.root = mount_root("/");
+    pt.root = pt_mount_root("/");
     nr_ctx *c = pt_open(NULL);
     pt_mkdir(c, &pt.root, "fast", 0777);
     nr_close(c);
-    fast_root = mount_root("/fast");
+    fast_root = pt_mount_root("/fast");
     install_recorder();
     g_free(sql("DELETE FROM durtest_commits"));
     int rc = g_test_run();

@@ -28,40 +28,6 @@
 static unsigned metrics_port;
 static nr_fh fast_root;
 
-/* A TCP port free on 127.0.0.1 now. */
-static unsigned free_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    g_assert_cmpint(fd, >=, 0);
-    g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof a), ==, 0);
-    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&a, &len), ==, 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-/* The metrics page (g_free). */
-static char *metrics_page(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)metrics_port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    static const char req[] = "GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n";
-    GString *in = g_string_new(NULL);
-    char buf[8192];
-    ssize_t n;
-
-    g_assert_cmpint(connect(fd, (struct sockaddr *)&a, sizeof a), ==, 0);
-    g_assert_cmpint(write(fd, req, sizeof req - 1), ==, (ssize_t)(sizeof req - 1));
-    while ((n = read(fd, buf, sizeof buf)) > 0)
-        g_string_append_len(in, buf, n);
-    close(fd);
-    return g_string_free(in, FALSE);
-}
-
 /* A counter of procedure proc (0 when the page has none yet). */
 static double counter(const char *page, const char *name, const char *proc)
 {
@@ -79,7 +45,9 @@ typedef struct {
 
 static hp_counts counts(void)
 {
-    char *page = metrics_page();
+    char *page = tl_metrics(metrics_port);
+
+    g_assert_nonnull(page);
     hp_counts c = {counter(page, "pgnfs_rpc_calls_total", "LOOKUP"),
                    counter(page, "pgnfs_rpc_calls_total", "READ"),
                    counter(page, "pgnfs_db_round_trips_total", "LOOKUP"),
@@ -199,18 +167,6 @@ static void test_sync_hits(void)
     nr_close(c);
 }
 
-/* The root of export path, mounted as root. */
-static nr_fh mount_root(const char *path)
-{
-    nr_ctx *m = pt_open_mount(NULL);
-    nr_fh root;
-
-    if (nr_mnt(m, path, NULL, &root) != MNT3_OK)
-        g_error("MOUNT %s failed: %s", path, nr_error(m));
-    nr_close(m);
-    return root;
-}
-
 int main(int argc, char **argv)
 {
     char **args = g_new0(char *, (size_t)argc + 2);
@@ -225,18 +181,18 @@ int main(int argc, char **argv)
     g_test_add_func("/hotpath/sync-hits", test_sync_hits);
     if (listing)
         return g_test_run();
-    metrics_port = free_port();
+    metrics_port = tl_free_port();
     char *port = g_strdup_printf("metrics.port=%u", metrics_port);
     const char *const settings[] = {"metrics.enable=true", port,
                                     "exports./fast=127.0.0.1(rw,async,no_root_squash)", NULL};
     pt.server = tl_server_start(settings);
     pt.port = pt.mount_port = tl_server_port(pt.server);
     pt.export_path = "/";
-    pt.root = mount_root("/");
+    pt.root = pt_mount_root("/");
     nr_ctx *c = pt_open(NULL);
     pt_mkdir(c, &pt.root, "fast", 0777);
     nr_close(c);
-    fast_root = mount_root("/fast");
+    fast_root = pt_mount_root("/fast");
     int rc = g_test_run();
     tl_server_stop(pt.server);
     g_free(port);

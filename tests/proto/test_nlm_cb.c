@@ -100,7 +100,7 @@ static double metric_wait(const char *key, double at_least)
     double v = -1;
 
     while (g_get_monotonic_time() < deadline) {
-        char *page = nl_metrics(metrics_port);
+        char *page = tl_metrics(metrics_port);
 
         v = nl_metric(page, key);
         g_free(page);
@@ -354,7 +354,7 @@ int main(int argc, char **argv)
         printf("1..0 # SKIP cannot bind port 111: %s\n", g_strerror(errno));
         return 77;
     }
-    metrics_port = nl_free_port();
+    metrics_port = tl_free_port();
     mport = g_strdup_printf("metrics.port=%u", metrics_port);
     /* nlm.grace: longer than any run of the cases after the restart. */
     const char *const over[] = {"server.portmap=off",

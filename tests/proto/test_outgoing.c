@@ -33,27 +33,6 @@
 static tl_server *server;
 static unsigned pmap_port;
 
-/* A port free for TCP and UDP on 127.0.0.1 right now. */
-static unsigned free_port(void)
-{
-    for (int attempt = 0; attempt < 50; attempt++) {
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        socklen_t len = sizeof a;
-        int t = socket(AF_INET, SOCK_STREAM, 0), u = socket(AF_INET, SOCK_DGRAM, 0);
-        unsigned port = 0;
-        if (bind(t, (struct sockaddr *)&a, sizeof a) == 0 &&
-            getsockname(t, (struct sockaddr *)&a, &len) == 0 &&
-            bind(u, (struct sockaddr *)&a, sizeof a) == 0)
-            port = ntohs(a.sin_port);
-        close(t);
-        close(u);
-        if (port)
-            return port;
-    }
-    g_error("no free port on 127.0.0.1");
-    return 0;
-}
-
 static struct sockaddr_in host(unsigned port)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -193,7 +172,7 @@ int main(int argc, char **argv)
     int rc;
 
     g_test_init(&argc, &argv, NULL);
-    pmap_port = free_port();
+    pmap_port = tl_free_port();
     char *port_set = g_strdup_printf("server.portmap_port=%u", pmap_port);
     const char *const over[] = {"server.portmap=on", port_set, NULL};
     server = tl_server_start(over);
