@@ -464,21 +464,10 @@ static int dbfs_xf_step_pipe(dbfs_conn *c, dbfs_xf_op *op)
     dbfs_param_i8(&p, first);
     dbfs_param_i8(&p, last);
     dbfs_batch_add(c, DBFS_ST_XF_WRITE_BEGIN, &p);
-    for (size_t i = 0; i < op->nck; i++) {
-        dbfs_params_init(&p);
-        dbfs_param_i8(&p, (int64_t)op->fh.ino);
-        dbfs_param_i8(&p, (int64_t)op->ck[i].k);
-        dbfs_param_bytes(&p, op->ck[i].stored, op->ck[i].stored_len);
-        dbfs_batch_add(c, DBFS_ST_SINGLE_WRITE_FULL, &p);
-    }
-    dbfs_params_init(&p);
-    dbfs_param_i8(&p, (int64_t)op->fh.ino);
-    dbfs_param_i8(&p, (int64_t)op->end);
-    dbfs_param_i8(&p, op->now_ns);
-    dbfs_param_bool(&p, op->kill_priv);
-    dbfs_param_i8(&p, first);
-    dbfs_param_i8(&p, last);
-    dbfs_batch_add(c, DBFS_ST_WRITE_END, &p);
+    for (size_t i = 0; i < op->nck; i++)
+        store_single_queue_chunk(c, op->fh.ino, op->ck[i].k, op->ck[i].stored,
+                                 op->ck[i].stored_len);
+    store_single_queue_end(c, op->fh.ino, op->end, op->now_ns, op->kill_priv, first, last);
     dbfs_batch_sync(c);
 
     rc = dbfs_batch_result(c, &r);

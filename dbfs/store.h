@@ -114,6 +114,20 @@ const store_ops *store_for(dbfs_storage storage);
  */
 size_t store_queue_write_stmt(dbfs_conn *c, const store_write *w, int64_t threshold);
 
+/*
+ * store_single_queue_chunk -- queue the single layout's upsert of chunk k
+ * of file ino as the whole stored value v (vlen bytes, encoded already;
+ * DBFS_ST_SINGLE_WRITE_FULL). store_single_queue_end -- queue
+ * pgnfs_write_end for chunks first .. last: size at least end, mtime and
+ * ctime now_ns, set-id bits cleared when kill_priv, used corrected; its
+ * row is the attributes after. The plain write (store_single.c) and the
+ * guarded write of the single layout (dbfs_xf_write.c) both end so.
+ * Return what dbfs_batch_add returns.
+ */
+int store_single_queue_chunk(dbfs_conn *c, uint64_t ino, uint64_t k, const void *v, size_t vlen);
+int store_single_queue_end(dbfs_conn *c, uint64_t ino, uint64_t end, int64_t now_ns, bool kill_priv,
+                           int64_t first, int64_t last);
+
 /* store_queue_tab_read -- the queue_read of the layouts that may give a
  * file its own table (DBFS_ST_TAB_READ). */
 int store_queue_tab_read(dbfs_conn *c, dbfs_fh fh, uint64_t first, uint64_t last);

@@ -50,27 +50,47 @@ static size_t store_single_queue_write(dbfs_conn *c, const store_write *w)
     for (size_t i = 0; i < w->npieces; i++) {
         const store_piece *pc = &w->pieces[i];
 
+        if (pc->at == 0 && pc->n == cs) {
+            store_single_queue_chunk(c, w->fh.ino, pc->chunk, pc->data, pc->data_len);
+            continue;
+        }
         dbfs_params_init(&p);
         dbfs_param_i8(&p, (int64_t)w->fh.ino);
         dbfs_param_i8(&p, (int64_t)pc->chunk);
-        if (pc->at == 0 && pc->n == cs) {
-            dbfs_param_bytes(&p, pc->data, pc->data_len);
-            dbfs_batch_add(c, DBFS_ST_SINGLE_WRITE_FULL, &p);
-        } else {
-            dbfs_param_i4(&p, (int32_t)pc->at);
-            dbfs_param_bytes(&p, pc->data, pc->data_len);
-            dbfs_batch_add(c, b64 ? DBFS_ST_SINGLE_WRITE_PART64 : DBFS_ST_SINGLE_WRITE_PART, &p);
-        }
+        dbfs_param_i4(&p, (int32_t)pc->at);
+        dbfs_param_bytes(&p, pc->data, pc->data_len);
+        dbfs_batch_add(c, b64 ? DBFS_ST_SINGLE_WRITE_PART64 : DBFS_ST_SINGLE_WRITE_PART, &p);
     }
+    store_single_queue_end(c, w->fh.ino, w->off + w->len, w->now_ns, w->kill_priv, first, last);
+    return w->npieces + 2;
+}
+
+/* store_single_queue_chunk -- see store.h. */
+int store_single_queue_chunk(dbfs_conn *c, uint64_t ino, uint64_t k, const void *v, size_t vlen)
+{
+    dbfs_params p;
+
     dbfs_params_init(&p);
-    dbfs_param_i8(&p, (int64_t)w->fh.ino);
-    dbfs_param_i8(&p, (int64_t)(w->off + w->len));
-    dbfs_param_i8(&p, w->now_ns);
-    dbfs_param_bool(&p, w->kill_priv);
+    dbfs_param_i8(&p, (int64_t)ino);
+    dbfs_param_i8(&p, (int64_t)k);
+    dbfs_param_bytes(&p, v, vlen);
+    return dbfs_batch_add(c, DBFS_ST_SINGLE_WRITE_FULL, &p);
+}
+
+/* store_single_queue_end -- see store.h. */
+int store_single_queue_end(dbfs_conn *c, uint64_t ino, uint64_t end, int64_t now_ns, bool kill_priv,
+                           int64_t first, int64_t last)
+{
+    dbfs_params p;
+
+    dbfs_params_init(&p);
+    dbfs_param_i8(&p, (int64_t)ino);
+    dbfs_param_i8(&p, (int64_t)end);
+    dbfs_param_i8(&p, now_ns);
+    dbfs_param_bool(&p, kill_priv);
     dbfs_param_i8(&p, first);
     dbfs_param_i8(&p, last);
-    dbfs_batch_add(c, DBFS_ST_WRITE_END, &p);
-    return w->npieces + 2;
+    return dbfs_batch_add(c, DBFS_ST_WRITE_END, &p);
 }
 
 const store_ops store_single = {
