@@ -8,6 +8,7 @@
  * in its own schema, none in pgnfs (dbfs_conn.c pins the search_path).
  * (tests/proto/test_views.c: what the views show, against NFS.)
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "td.h"
@@ -99,10 +100,73 @@ static void test_role_named_pgnfs(void)
     g_free(db);
 }
 
+/* A digest of pgnfs.files: every row's path, size and name. */
+static const char vw_digest_sql[] =
+    "SELECT sum(hashtext(path || ':' || size || ':' || coalesce(name, '-'))::int8)"
+    " FROM pgnfs.files";
+
+/* pgnfs.files in parallel (how it runs on a large tree: each worker makes
+ * the directories' paths itself) gives the rows it gives in one process,
+ * for the read-only role too; and a name shows as itself when it is valid
+ * UTF-8 (backslash included), else in bytea escape form. */
+static void test_parallel_and_names(void)
+{
+    char *ci = tl_fresh_fs();
+    td_fs t = {.conninfo = ci};
+    dbfs_config cfg = {.conninfo = ci, .relatime = true};
+    td_rc(dbfs_open(&cfg, &t.fs), 0);
+    td_rc(dbfs_conn_open(t.fs, &t.c), 0);
+    t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t.fs)->root_gen, 0};
+    dbfs_cred root = td_root();
+    static const char *const names[] = {"plain", "a\\b", "caf\xc3\xa9",
+                                        "\xff"
+                                        "A",
+                                        "e\x7f"};
+    dbfs_attr top = td_mkdir(&t, &root, t.root, "top", 0755);
+    for (int i = 0; i < 3; i++) {
+        char dn[8];
+        snprintf(dn, sizeof(dn), "d%d", i);
+        dbfs_attr d = td_mkdir(&t, &root, td_fh(&top), dn, 0755);
+        for (size_t j = 0; j < G_N_ELEMENTS(names); j++) {
+            dbfs_attr f = td_create(&t, &root, td_fh(&d), names[j], 0644);
+            td_write(&t, &root, td_fh(&f), 0, "views", 1 + (i + j) % 5);
+        }
+    }
+    dbfs_conn_close(t.c);
+    dbfs_close(t.fs);
+
+    const char *force = "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;"
+                        " SET min_parallel_table_scan_size = 0; SET force_parallel_mode = on;";
+    char *one = g_strdup_printf("SET max_parallel_workers_per_gather = 0; %s", vw_digest_sql);
+    char *par = g_strdup_printf("%s %s", force, vw_digest_sql);
+    long want = td_sql(ci, one);
+    g_assert_cmpint(td_sql(ci, "SELECT count(*) FROM pgnfs.files"), ==,
+                    1 + 1 + 3 + 3 * (long)G_N_ELEMENTS(names));
+    g_assert_cmpint(td_sql(ci, par), ==, want);
+    char *like = g_strdup_printf("%s SELECT count(*) * 1000 + sum(size) FROM pgnfs.files"
+                                 " WHERE path LIKE '/top/d1/%%'",
+                                 force);
+    g_assert_cmpint(td_sql(ci, like), ==, 5 * 1000 + 2 + 3 + 4 + 5 + 1);
+    /* The read-only role reads the tables only through the views. */
+    if (td_sql(ci, "SELECT pgnfs_views_roles()::int") == 1) {
+        char *ro = g_strdup_printf("%s user=pgnfs_ro", ci);
+        g_assert_cmpint(td_sql(ro, par), ==, want);
+        g_free(ro);
+    }
+    g_assert_cmpint(td_sql(ci, "SELECT count(*) FROM pgnfs.files WHERE name IN"
+                               " ('plain', 'a\\b', 'café', '\\377A', 'e' || chr(127))"),
+                    ==, 3 * 5);
+    g_free(like);
+    g_free(par);
+    g_free(one);
+    g_free(ci);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/views/upgrade", test_upgrade);
     g_test_add_func("/views/role-named-pgnfs", test_role_named_pgnfs);
+    g_test_add_func("/views/parallel-and-names", test_parallel_and_names);
     return g_test_run();
 }
