@@ -3,7 +3,8 @@
 # skipping those already installed. Run as root or with sudo available.
 #   scripts/deps.sh          build + serve
 #   scripts/deps.sh --test   also what the test suite needs
-#   scripts/deps.sh --bench  also the benchmarks' baseline (nfs-ganesha), clang (fuzzing) and perf (profiles)
+#   scripts/deps.sh --bench  also the benchmarks' baseline (nfs-ganesha), clang (fuzzing),
+#                            perf (profiles) and valgrind (instruction counts)
 set -euo pipefail
 
 pkgs=(
@@ -21,7 +22,7 @@ if [[ "${1:-}" == "--test" || "${1:-}" == "--bench" ]]; then
   pkgs+=(pg-auto-failover-cli postgresql-15-auto-failover)
 fi
 if [[ "${1:-}" == "--bench" ]]; then
-  pkgs+=(nfs-ganesha nfs-ganesha-vfs rpcbind python3 clang libclang-rt-14-dev linux-perf)
+  pkgs+=(nfs-ganesha nfs-ganesha-vfs rpcbind python3 clang libclang-rt-14-dev linux-perf valgrind)
 fi
 
 missing=()
