@@ -36,6 +36,7 @@
 #include <glib.h>
 
 #include "cache_chunk.h"
+#include "cache_wb.h"
 #include "dbfs_cache.h"
 #include "dbfs_codec.h"
 #include "dbfs_small.h"
@@ -48,13 +49,17 @@
 /* One chunk a write touches. */
 typedef struct {
     uint64_t k;
-    bool covered;    /* one piece covers all of it: no need of the old bytes */
-    char *plain;     /* chunk_size bytes */
-    const char *src; /* the plain bytes: plain, or the piece of a write
-                      * that covers the whole chunk (not copied) */
-    size_t len;      /* plain bytes */
-    void *stored;    /* the value to store (malloc'd) */
+    bool covered;        /* one piece covers all of it: no need of the old bytes */
+    char *plain;         /* chunk_size bytes (NULL until needed: a covered chunk
+                          * takes the piece where it is) */
+    const char *src;     /* the plain bytes: plain, or the piece of a write
+                          * that covers the whole chunk (not copied) */
+    unsigned char *head; /* when src is such a piece with room before it
+                          * (store_piece.head), that room; else NULL */
+    size_t len;          /* plain bytes */
+    void *stored;        /* the value to store */
     size_t stored_len;
+    bool own; /* stored is malloc'd (else it points into src's buffer) */
 } dbfs_xf_ck;
 
 /* A guarded write in progress. */
@@ -143,6 +148,8 @@ static int dbfs_xf_collect(dbfs_xf_op *op, const store_write *ws, size_t n)
         op->ck[op->nck++] = op->ck[i];
     }
     for (size_t i = 0; i < op->nck; i++) {
+        if (op->ck[i].covered)
+            continue; /* (dbfs_xf_overlay allocates it if it must) */
         op->ck[i].plain = malloc(cs);
         if (!op->ck[i].plain)
             return -ENOMEM;
@@ -216,8 +223,8 @@ static int dbfs_xf_load_old(dbfs_xf_op *op)
             continue;
         k = (uint64_t)dbfs_get_i8(r, row, 3);
         at = dbfs_xf_find(op, k);
-        if (at < 0)
-            continue;
+        if (at < 0 || !op->ck[at].plain)
+            continue; /* (not asked for: a covered chunk has no buffer) */
         v = PQgetvalue(r, row, 4);
         vlen = (size_t)PQgetlength(r, row, 4);
         if (fs->info.encoding != DBFS_ENC_BINARY) {
@@ -254,13 +261,16 @@ static int dbfs_xf_load_old(dbfs_xf_op *op)
 }
 
 /* Overlay the writes' pieces on the chunks' plain bytes, in the writes'
- * order; a piece that covers a whole chunk is taken where it is. */
-static void dbfs_xf_overlay(dbfs_xf_op *op, const store_write *ws, size_t n)
+ * order; a piece that covers a whole chunk is taken where it is. Returns
+ * 0 or -ENOMEM. */
+static int dbfs_xf_overlay(dbfs_xf_op *op, const store_write *ws, size_t n)
 {
     const uint32_t cs = op->c->fs->info.chunk_size;
 
-    for (size_t i = 0; i < op->nck; i++)
+    for (size_t i = 0; i < op->nck; i++) {
         op->ck[i].src = op->ck[i].plain;
+        op->ck[i].head = NULL;
+    }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < ws[i].npieces; j++) {
             const store_piece *pc = &ws[i].pieces[j];
@@ -268,12 +278,17 @@ static void dbfs_xf_overlay(dbfs_xf_op *op, const store_write *ws, size_t n)
 
             if (pc->at == 0 && pc->n == cs) {
                 ck->src = pc->raw;
+                ck->head = pc->head;
                 ck->len = cs;
                 continue;
             }
+            if (!ck->plain && !(ck->plain = malloc(cs)))
+                return -ENOMEM;
             if (ck->src != ck->plain) {
-                memcpy(ck->plain, ck->src, ck->len);
+                if (ck->src) /* (a covered chunk met no piece yet: nothing to keep) */
+                    memcpy(ck->plain, ck->src, ck->len);
                 ck->src = ck->plain;
+                ck->head = NULL;
             }
             if (ck->len < pc->at)
                 memset(ck->plain + ck->len, 0, pc->at - ck->len);
@@ -281,6 +296,15 @@ static void dbfs_xf_overlay(dbfs_xf_op *op, const store_write *ws, size_t n)
             if (ck->len < (size_t)pc->at + pc->n)
                 ck->len = (size_t)pc->at + pc->n;
         }
+    return 0;
+}
+
+static void dbfs_xf_ck_drop(dbfs_xf_ck *ck)
+{
+    if (ck->own)
+        free(ck->stored);
+    ck->stored = NULL;
+    ck->own = false;
 }
 
 /* Encode every chunk (chain, then the file system's encoding) and build
@@ -291,6 +315,8 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
     const xf_chain *ch = NULL;
     const void **vals = calloc(op->nck ? op->nck : 1, sizeof *vals);
     size_t *lens = calloc(op->nck ? op->nck : 1, sizeof *lens);
+    const bool binary = fs->info.encoding == DBFS_ENC_BINARY;
+    bool header_only = false;
     int rc = 0;
 
     *stored = 0;
@@ -302,6 +328,11 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
         rc = dbfs_xf_chain(op->c, op->chain, &ch);
     if (rc == 0 && ch && !op->c->xf)
         rc = xf_work_new(fs->xf, &op->c->xf);
+    /* A chain of identities stores a header and the plain bytes: where a
+     * piece has room before it (the write-back buffer's), the header goes
+     * there (a header longer than the room cannot happen: it is fixed). */
+    header_only = ch && xf_chain_header_only(ch) && xf_chain_sql_count(ch) == 0 &&
+                  xf_chain_header_len(ch) <= CACHE_WB_HEADROOM;
     /* Every stage runs here: the single layout stores the values with the
      * plain statements its plain write uses. */
     op->pipe = rc == 0 && op->nck > 0 && fs->info.storage == DBFS_STORAGE_SINGLE &&
@@ -312,8 +343,32 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
         size_t vlen = ck->len;
         void *enc = NULL;
 
-        free(ck->stored);
-        ck->stored = NULL;
+        dbfs_xf_ck_drop(ck);
+        if (binary && (!ch || (header_only && ck->head))) {
+            /* Stored as the plain bytes are (chain none), or behind a
+             * header of identities put in the room before them: no copy,
+             * no allocation. */
+            if (ch) {
+                xf_err xe = {{0}};
+                unsigned char *h = ck->head + CACHE_WB_HEADROOM - xf_chain_header_len(ch);
+
+                rc = xf_encode_header(ch, &(xf_chunk){op->fh.ino, ck->k, 0}, ck->len, h, &xe);
+                if (rc != 0) {
+                    g_warning("xform: %s", xe.msg);
+                    rc = -EIO;
+                    break;
+                }
+                ck->stored = h;
+                ck->stored_len = xf_chain_header_len(ch) + ck->len;
+            } else {
+                ck->stored = (void *)ck->src;
+                ck->stored_len = ck->len;
+            }
+            vals[i] = ck->stored;
+            lens[i] = ck->stored_len;
+            *stored += ck->stored_len;
+            continue;
+        }
         if (ch) {
             size_t room = xf_encode_room(ch, ck->len);
             xf_err xe = {{0}};
@@ -333,9 +388,10 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
             }
             val = enc;
         }
-        if (enc && fs->info.encoding == DBFS_ENC_BINARY) {
+        if (enc && binary) {
             ck->stored = enc; /* stored as the chain made it: no copy */
             ck->stored_len = vlen;
+            ck->own = true;
             enc = NULL;
         } else {
             ck->stored = malloc(dbfs_codec_enc_len(fs->info.encoding, vlen) + 1);
@@ -344,12 +400,8 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
                 rc = -ENOMEM;
                 break;
             }
-            if (fs->info.encoding == DBFS_ENC_BINARY) {
-                memcpy(ck->stored, val, vlen);
-                ck->stored_len = vlen;
-            } else {
-                ck->stored_len = dbfs_codec_encode(fs->info.encoding, val, vlen, ck->stored);
-            }
+            ck->own = true;
+            ck->stored_len = dbfs_codec_encode(fs->info.encoding, val, vlen, ck->stored);
         }
         free(enc);
         vals[i] = ck->stored;
@@ -625,8 +677,9 @@ static int dbfs_xf_run(dbfs_xf_op *op, const store_write *ws, size_t n, uint64_t
         if (rc != 0)
             return rc;
     }
-    dbfs_xf_overlay(op, ws, n);
-    rc = dbfs_xf_encode_all(op, &stored);
+    rc = dbfs_xf_overlay(op, ws, n);
+    if (rc == 0)
+        rc = dbfs_xf_encode_all(op, &stored);
     if (rc != 0)
         return rc;
     rc = dbfs_space_take(fs, stored, 0, dbfs_space_shared(fs, op->end), &ticket);
@@ -658,7 +711,7 @@ static void dbfs_xf_op_free(dbfs_xf_op *op)
 {
     for (size_t i = 0; op->ck && i < op->nck; i++) {
         free(op->ck[i].plain);
-        free(op->ck[i].stored);
+        dbfs_xf_ck_drop(&op->ck[i]);
     }
     free(op->ck);
     dbfs_xf_free_arrays(op);
