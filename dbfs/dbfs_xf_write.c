@@ -307,32 +307,26 @@ static void dbfs_xf_ck_drop(dbfs_xf_ck *ck)
     ck->own = false;
 }
 
-/* Encode every chunk (chain, then the file system's encoding) and build
- * step 2's arrays. *stored: the bytes they store. */
+/* Encode every chunk (chain, then the file system's encoding) into its
+ * stored value. *stored: the bytes they store. */
 static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
 {
     dbfs *fs = op->c->fs;
-    const xf_chain *ch = NULL;
-    const void **vals = calloc(op->nck ? op->nck : 1, sizeof *vals);
-    size_t *lens = calloc(op->nck ? op->nck : 1, sizeof *lens);
     const bool binary = fs->info.encoding == DBFS_ENC_BINARY;
-    bool header_only = false;
+    const xf_chain *ch = NULL;
+    bool in_room;
     int rc = 0;
 
     *stored = 0;
-    if (!vals || !lens) {
-        rc = -ENOMEM;
-        goto out;
-    }
     if (op->chain != 0)
         rc = dbfs_xf_chain(op->c, op->chain, &ch);
     if (rc == 0 && ch && !op->c->xf)
         rc = xf_work_new(fs->xf, &op->c->xf);
-    /* A chain of identities stores a header and the plain bytes: where a
-     * piece has room before it (the write-back buffer's), the header goes
-     * there (a header longer than the room cannot happen: it is fixed). */
-    header_only = ch && xf_chain_header_only(ch) && xf_chain_sql_count(ch) == 0 &&
-                  xf_chain_header_len(ch) <= CACHE_WB_HEADROOM;
+    /* A chain of built-in identities stores a header and the plain bytes
+     * as they are: the header goes in the room the write-back buffer keeps
+     * before a piece, and both are stored from there, no copy. */
+    in_room =
+        binary && ch && xf_chain_header_only(ch) && xf_chain_header_len(ch) <= CACHE_WB_HEADROOM;
     /* Every stage runs here: the single layout stores the values with the
      * plain statements its plain write uses. */
     op->pipe = rc == 0 && op->nck > 0 && fs->info.storage == DBFS_STORAGE_SINGLE &&
@@ -342,36 +336,29 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
         const void *val = ck->src;
         size_t vlen = ck->len;
         void *enc = NULL;
+        xf_err xe = {{0}};
 
         dbfs_xf_ck_drop(ck);
-        if (binary && (!ch || (header_only && ck->head))) {
-            /* Stored as the plain bytes are (chain none), or behind a
-             * header of identities put in the room before them: no copy,
-             * no allocation. */
-            if (ch) {
-                xf_err xe = {{0}};
-                unsigned char *h = ck->head + CACHE_WB_HEADROOM - xf_chain_header_len(ch);
-
-                rc = xf_encode_header(ch, &(xf_chunk){op->fh.ino, ck->k, 0}, ck->len, h, &xe);
-                if (rc != 0) {
-                    g_warning("xform: %s", xe.msg);
-                    rc = -EIO;
-                    break;
-                }
-                ck->stored = h;
-                ck->stored_len = xf_chain_header_len(ch) + ck->len;
-            } else {
-                ck->stored = (void *)ck->src;
-                ck->stored_len = ck->len;
+        if (in_room && ck->head) {
+            ck->stored = ck->head + CACHE_WB_HEADROOM - xf_chain_header_len(ch);
+            ck->stored_len = xf_chain_header_len(ch) + ck->len;
+            rc = xf_encode_header(ch, &(xf_chunk){op->fh.ino, ck->k, 0}, ck->len, ck->stored, &xe);
+            if (rc != 0) {
+                g_warning("xform: %s", xe.msg);
+                rc = -EIO;
+                break;
             }
-            vals[i] = ck->stored;
-            lens[i] = ck->stored_len;
+            *stored += ck->stored_len;
+            continue;
+        }
+        if (binary && !ch) { /* chain none: the plain bytes where they are */
+            ck->stored = (void *)ck->src;
+            ck->stored_len = ck->len;
             *stored += ck->stored_len;
             continue;
         }
         if (ch) {
             size_t room = xf_encode_room(ch, ck->len);
-            xf_err xe = {{0}};
 
             enc = malloc(room);
             if (!enc) {
@@ -391,7 +378,6 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
         if (enc && binary) {
             ck->stored = enc; /* stored as the chain made it: no copy */
             ck->stored_len = vlen;
-            ck->own = true;
             enc = NULL;
         } else {
             ck->stored = malloc(dbfs_codec_enc_len(fs->info.encoding, vlen) + 1);
@@ -400,31 +386,13 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
                 rc = -ENOMEM;
                 break;
             }
-            ck->own = true;
             ck->stored_len = dbfs_codec_encode(fs->info.encoding, val, vlen, ck->stored);
         }
+        ck->own = true;
         free(enc);
-        vals[i] = ck->stored;
-        lens[i] = ck->stored_len;
         *stored += ck->stored_len;
     }
-out:
-    free(vals);
-    free(lens);
     return rc;
-}
-
-/* The layout's placement threshold (pgnfs_write's p_threshold). */
-static int64_t dbfs_xf_threshold(const dbfs *fs)
-{
-    switch (fs->info.storage) {
-    case DBFS_STORAGE_INVERSION:
-        return 0;
-    case DBFS_STORAGE_HYBRID:
-        return (int64_t)fs->info.hybrid_threshold;
-    default:
-        return -1;
-    }
 }
 
 /* The plain bytes of the chunks one statement of step 2 carries (at least
@@ -448,7 +416,11 @@ static void dbfs_xf_free_arrays(dbfs_xf_op *op)
  * of the store compares the change counter, the others only the chain). */
 static int dbfs_xf_queue_write(dbfs_conn *c, dbfs_xf_op *op, size_t from, size_t to)
 {
-    const int64_t threshold = dbfs_xf_threshold(c->fs);
+    /* the layout's placement threshold (pgnfs_write's p_threshold) */
+    const dbfs_storage st = c->fs->info.storage;
+    const int64_t threshold = st == DBFS_STORAGE_INVERSION ? 0
+                              : st == DBFS_STORAGE_HYBRID  ? (int64_t)c->fs->info.hybrid_threshold
+                                                           : -1;
     const void **vals = calloc(to > from ? to - from : 1, sizeof *vals);
     size_t *lens = calloc(to > from ? to - from : 1, sizeof *lens), clen = 0, vlen = 0;
     unsigned char *ac, *av;
