@@ -33,15 +33,16 @@
 #define CACHE_WB_SHARDS     16
 #define CACHE_WB_MAX_LAYERS 64
 #define CACHE_WB_EXT_MIN    512
-/* Bookkeeping charged per extent and per layer, beyond data buffers. */
-#define CACHE_WB_EXT_CHARGE   (sizeof(wb_ext) + 16)
+/* Bookkeeping charged per extent and per layer, beyond data buffers (an
+ * extent's headroom included). */
+#define CACHE_WB_EXT_CHARGE   (sizeof(wb_ext) + 16 + CACHE_WB_HEADROOM)
 #define CACHE_WB_LAYER_CHARGE (sizeof(wb_layer) + 64)
 
 typedef struct {
     uint64_t chunk;
-    uint32_t lo, hi; /* the dirty bytes [lo, hi) of the chunk */
-    uint32_t cap;    /* bytes allocated in data */
-    unsigned char *data;
+    uint32_t lo, hi;     /* the dirty bytes [lo, hi) of the chunk */
+    uint32_t cap;        /* bytes allocated in data (after the headroom) */
+    unsigned char *data; /* CACHE_WB_HEADROOM bytes into its allocation */
 } wb_ext;
 
 typedef struct wb_layer {
@@ -113,7 +114,8 @@ static wb_shard *wb_shard_of(cache_wb *wb, uint64_t ino)
 static void wb_layer_free(wb_layer *l)
 {
     for (size_t i = 0; i < l->n; i++)
-        free(l->ext[i].data);
+        if (l->ext[i].data)
+            free(l->ext[i].data - CACHE_WB_HEADROOM);
     free(l->ext);
     free(l);
 }
@@ -253,7 +255,7 @@ static int wb_layer_store(cache_wb *wb, wb_layer *l, uint64_t chunk, uint32_t at
             ncap *= 2;
         if (ncap > wb->cs)
             ncap = MAX(wb->cs, need);
-        nd = realloc(e->data, ncap);
+        nd = realloc(e->data ? e->data - CACHE_WB_HEADROOM : NULL, CACHE_WB_HEADROOM + ncap);
         if (!nd) {
             if (e->hi == e->lo) { /* a fresh extent: take it back */
                 memmove(&l->ext[i], &l->ext[i + 1], (l->n - i - 1) * sizeof *l->ext);
@@ -263,7 +265,7 @@ static int wb_layer_store(cache_wb *wb, wb_layer *l, uint64_t chunk, uint32_t at
             return -ENOMEM;
         }
         *charge += ncap - e->cap;
-        e->data = nd;
+        e->data = nd + CACHE_WB_HEADROOM;
         e->cap = ncap;
     }
     if (lo < e->lo && e->hi > e->lo)

@@ -67,12 +67,19 @@ typedef struct {
     unsigned max_layers; /* per file; 0 = 64 */
 } cache_wb_opts;
 
-/* One piece of a taken flush: n bytes at byte `at` of chunk `chunk`. */
+/* Writable bytes before every piece's data, which the taker may use until
+ * cache_wb_done (e.g. to put a header in front of the bytes and store
+ * both without a copy); the data itself is the buffer's and stays as it
+ * is. */
+#define CACHE_WB_HEADROOM 32
+
+/* One piece of a taken flush: n bytes at byte `at` of chunk `chunk`, with
+ * CACHE_WB_HEADROOM writable bytes before data. */
 typedef struct {
     uint64_t chunk;
     uint32_t at, n;
-    const unsigned char *data;
-    unsigned layer; /* 0 = the oldest layer taken */
+    unsigned char *data; /* read only; data - CACHE_WB_HEADROOM .. data writable */
+    unsigned layer;      /* 0 = the oldest layer taken */
 } cache_wb_piece;
 
 typedef struct {

@@ -162,8 +162,9 @@ static bool dbfs_wb_continues(const cache_wb_piece *a, const cache_wb_piece *b, 
 }
 
 /* The run pc[0 .. n) as the single layout's binary statements take it:
- * the pieces where they are, no copy. bufs[2] gets the piece array.
- * Returns 0 or -ENOMEM. */
+ * the pieces where they are, no copy, with the buffer's headroom before
+ * each (a guarded write's header goes there: dbfs_xf_write.c). bufs[2]
+ * gets the piece array. Returns 0 or -ENOMEM. */
 static int dbfs_wb_run_direct(const cache_wb_piece *pc, size_t n, store_write *w, void **bufs)
 {
     store_piece *sp = calloc(n, sizeof *sp);
@@ -176,7 +177,8 @@ static int dbfs_wb_run_direct(const cache_wb_piece *pc, size_t n, store_write *w
                               .n = pc[k].n,
                               .data = pc[k].data,
                               .data_len = pc[k].n,
-                              .raw = pc[k].data};
+                              .raw = pc[k].data,
+                              .head = pc[k].data - CACHE_WB_HEADROOM};
     bufs[2] = sp;
     w->pieces = sp;
     w->npieces = n;

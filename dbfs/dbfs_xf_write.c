@@ -36,6 +36,7 @@
 #include <glib.h>
 
 #include "cache_chunk.h"
+#include "cache_wb.h"
 #include "dbfs_cache.h"
 #include "dbfs_codec.h"
 #include "dbfs_small.h"
@@ -48,13 +49,17 @@
 /* One chunk a write touches. */
 typedef struct {
     uint64_t k;
-    bool covered;    /* one piece covers all of it: no need of the old bytes */
-    char *plain;     /* chunk_size bytes */
-    const char *src; /* the plain bytes: plain, or the piece of a write
-                      * that covers the whole chunk (not copied) */
-    size_t len;      /* plain bytes */
-    void *stored;    /* the value to store (malloc'd) */
+    bool covered;        /* one piece covers all of it: no need of the old bytes */
+    char *plain;         /* chunk_size bytes (NULL until needed: a covered chunk
+                          * takes the piece where it is) */
+    const char *src;     /* the plain bytes: plain, or the piece of a write
+                          * that covers the whole chunk (not copied) */
+    unsigned char *head; /* when src is such a piece with room before it
+                          * (store_piece.head), that room; else NULL */
+    size_t len;          /* plain bytes */
+    void *stored;        /* the value to store */
     size_t stored_len;
+    bool own; /* stored is malloc'd (else it points into src's buffer) */
 } dbfs_xf_ck;
 
 /* A guarded write in progress. */
@@ -143,6 +148,8 @@ static int dbfs_xf_collect(dbfs_xf_op *op, const store_write *ws, size_t n)
         op->ck[op->nck++] = op->ck[i];
     }
     for (size_t i = 0; i < op->nck; i++) {
+        if (op->ck[i].covered)
+            continue; /* (dbfs_xf_overlay allocates it if it must) */
         op->ck[i].plain = malloc(cs);
         if (!op->ck[i].plain)
             return -ENOMEM;
@@ -216,8 +223,8 @@ static int dbfs_xf_load_old(dbfs_xf_op *op)
             continue;
         k = (uint64_t)dbfs_get_i8(r, row, 3);
         at = dbfs_xf_find(op, k);
-        if (at < 0)
-            continue;
+        if (at < 0 || !op->ck[at].plain)
+            continue; /* (not asked for: a covered chunk has no buffer) */
         v = PQgetvalue(r, row, 4);
         vlen = (size_t)PQgetlength(r, row, 4);
         if (fs->info.encoding != DBFS_ENC_BINARY) {
@@ -254,13 +261,16 @@ static int dbfs_xf_load_old(dbfs_xf_op *op)
 }
 
 /* Overlay the writes' pieces on the chunks' plain bytes, in the writes'
- * order; a piece that covers a whole chunk is taken where it is. */
-static void dbfs_xf_overlay(dbfs_xf_op *op, const store_write *ws, size_t n)
+ * order; a piece that covers a whole chunk is taken where it is. Returns
+ * 0 or -ENOMEM. */
+static int dbfs_xf_overlay(dbfs_xf_op *op, const store_write *ws, size_t n)
 {
     const uint32_t cs = op->c->fs->info.chunk_size;
 
-    for (size_t i = 0; i < op->nck; i++)
+    for (size_t i = 0; i < op->nck; i++) {
         op->ck[i].src = op->ck[i].plain;
+        op->ck[i].head = NULL;
+    }
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < ws[i].npieces; j++) {
             const store_piece *pc = &ws[i].pieces[j];
@@ -268,12 +278,17 @@ static void dbfs_xf_overlay(dbfs_xf_op *op, const store_write *ws, size_t n)
 
             if (pc->at == 0 && pc->n == cs) {
                 ck->src = pc->raw;
+                ck->head = pc->head;
                 ck->len = cs;
                 continue;
             }
+            if (!ck->plain && !(ck->plain = malloc(cs)))
+                return -ENOMEM;
             if (ck->src != ck->plain) {
-                memcpy(ck->plain, ck->src, ck->len);
+                if (ck->src) /* (a covered chunk met no piece yet: nothing to keep) */
+                    memcpy(ck->plain, ck->src, ck->len);
                 ck->src = ck->plain;
+                ck->head = NULL;
             }
             if (ck->len < pc->at)
                 memset(ck->plain + ck->len, 0, pc->at - ck->len);
@@ -281,27 +296,37 @@ static void dbfs_xf_overlay(dbfs_xf_op *op, const store_write *ws, size_t n)
             if (ck->len < (size_t)pc->at + pc->n)
                 ck->len = (size_t)pc->at + pc->n;
         }
+    return 0;
 }
 
-/* Encode every chunk (chain, then the file system's encoding) and build
- * step 2's arrays. *stored: the bytes they store. */
+static void dbfs_xf_ck_drop(dbfs_xf_ck *ck)
+{
+    if (ck->own)
+        free(ck->stored);
+    ck->stored = NULL;
+    ck->own = false;
+}
+
+/* Encode every chunk (chain, then the file system's encoding) into its
+ * stored value. *stored: the bytes they store. */
 static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
 {
     dbfs *fs = op->c->fs;
+    const bool binary = fs->info.encoding == DBFS_ENC_BINARY;
     const xf_chain *ch = NULL;
-    const void **vals = calloc(op->nck ? op->nck : 1, sizeof *vals);
-    size_t *lens = calloc(op->nck ? op->nck : 1, sizeof *lens);
+    bool in_room;
     int rc = 0;
 
     *stored = 0;
-    if (!vals || !lens) {
-        rc = -ENOMEM;
-        goto out;
-    }
     if (op->chain != 0)
         rc = dbfs_xf_chain(op->c, op->chain, &ch);
     if (rc == 0 && ch && !op->c->xf)
         rc = xf_work_new(fs->xf, &op->c->xf);
+    /* A chain of built-in identities stores a header and the plain bytes
+     * as they are: the header goes in the room the write-back buffer keeps
+     * before a piece, and both are stored from there, no copy. */
+    in_room =
+        binary && ch && xf_chain_header_only(ch) && xf_chain_header_len(ch) <= CACHE_WB_HEADROOM;
     /* Every stage runs here: the single layout stores the values with the
      * plain statements its plain write uses. */
     op->pipe = rc == 0 && op->nck > 0 && fs->info.storage == DBFS_STORAGE_SINGLE &&
@@ -311,12 +336,29 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
         const void *val = ck->src;
         size_t vlen = ck->len;
         void *enc = NULL;
+        xf_err xe = {{0}};
 
-        free(ck->stored);
-        ck->stored = NULL;
+        dbfs_xf_ck_drop(ck);
+        if (in_room && ck->head) {
+            ck->stored = ck->head + CACHE_WB_HEADROOM - xf_chain_header_len(ch);
+            ck->stored_len = xf_chain_header_len(ch) + ck->len;
+            rc = xf_encode_header(ch, &(xf_chunk){op->fh.ino, ck->k, 0}, ck->len, ck->stored, &xe);
+            if (rc != 0) {
+                g_warning("xform: %s", xe.msg);
+                rc = -EIO;
+                break;
+            }
+            *stored += ck->stored_len;
+            continue;
+        }
+        if (binary && !ch) { /* chain none: the plain bytes where they are */
+            ck->stored = (void *)ck->src;
+            ck->stored_len = ck->len;
+            *stored += ck->stored_len;
+            continue;
+        }
         if (ch) {
             size_t room = xf_encode_room(ch, ck->len);
-            xf_err xe = {{0}};
 
             enc = malloc(room);
             if (!enc) {
@@ -333,7 +375,7 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
             }
             val = enc;
         }
-        if (enc && fs->info.encoding == DBFS_ENC_BINARY) {
+        if (enc && binary) {
             ck->stored = enc; /* stored as the chain made it: no copy */
             ck->stored_len = vlen;
             enc = NULL;
@@ -344,35 +386,13 @@ static int dbfs_xf_encode_all(dbfs_xf_op *op, uint64_t *stored)
                 rc = -ENOMEM;
                 break;
             }
-            if (fs->info.encoding == DBFS_ENC_BINARY) {
-                memcpy(ck->stored, val, vlen);
-                ck->stored_len = vlen;
-            } else {
-                ck->stored_len = dbfs_codec_encode(fs->info.encoding, val, vlen, ck->stored);
-            }
+            ck->stored_len = dbfs_codec_encode(fs->info.encoding, val, vlen, ck->stored);
         }
+        ck->own = true;
         free(enc);
-        vals[i] = ck->stored;
-        lens[i] = ck->stored_len;
         *stored += ck->stored_len;
     }
-out:
-    free(vals);
-    free(lens);
     return rc;
-}
-
-/* The layout's placement threshold (pgnfs_write's p_threshold). */
-static int64_t dbfs_xf_threshold(const dbfs *fs)
-{
-    switch (fs->info.storage) {
-    case DBFS_STORAGE_INVERSION:
-        return 0;
-    case DBFS_STORAGE_HYBRID:
-        return (int64_t)fs->info.hybrid_threshold;
-    default:
-        return -1;
-    }
 }
 
 /* The plain bytes of the chunks one statement of step 2 carries (at least
@@ -396,7 +416,11 @@ static void dbfs_xf_free_arrays(dbfs_xf_op *op)
  * of the store compares the change counter, the others only the chain). */
 static int dbfs_xf_queue_write(dbfs_conn *c, dbfs_xf_op *op, size_t from, size_t to)
 {
-    const int64_t threshold = dbfs_xf_threshold(c->fs);
+    /* the layout's placement threshold (pgnfs_write's p_threshold) */
+    const dbfs_storage st = c->fs->info.storage;
+    const int64_t threshold = st == DBFS_STORAGE_INVERSION ? 0
+                              : st == DBFS_STORAGE_HYBRID  ? (int64_t)c->fs->info.hybrid_threshold
+                                                           : -1;
     const void **vals = calloc(to > from ? to - from : 1, sizeof *vals);
     size_t *lens = calloc(to > from ? to - from : 1, sizeof *lens), clen = 0, vlen = 0;
     unsigned char *ac, *av;
@@ -625,8 +649,9 @@ static int dbfs_xf_run(dbfs_xf_op *op, const store_write *ws, size_t n, uint64_t
         if (rc != 0)
             return rc;
     }
-    dbfs_xf_overlay(op, ws, n);
-    rc = dbfs_xf_encode_all(op, &stored);
+    rc = dbfs_xf_overlay(op, ws, n);
+    if (rc == 0)
+        rc = dbfs_xf_encode_all(op, &stored);
     if (rc != 0)
         return rc;
     rc = dbfs_space_take(fs, stored, 0, dbfs_space_shared(fs, op->end), &ticket);
@@ -658,7 +683,7 @@ static void dbfs_xf_op_free(dbfs_xf_op *op)
 {
     for (size_t i = 0; op->ck && i < op->nck; i++) {
         free(op->ck[i].plain);
-        free(op->ck[i].stored);
+        dbfs_xf_ck_drop(&op->ck[i]);
     }
     free(op->ck);
     dbfs_xf_free_arrays(op);

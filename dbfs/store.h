@@ -55,6 +55,11 @@ typedef struct store_piece {
     const void *data; /* the piece, encoded (into store_write.data) */
     const void *raw;  /* the piece's file bytes, unencoded (for the caches) */
     size_t data_len;  /* its stored length */
+    /* NULL, or CACHE_WB_HEADROOM writable bytes that end where raw starts
+     * (the write-back buffer's pieces, cache_wb.h): a layer may put a
+     * header there, until the batch is synced, and store both without a
+     * copy. raw itself is never written. */
+    unsigned char *head;
 } store_piece;
 
 /* One WRITE, as a layout queues it. Everything it points to must stay

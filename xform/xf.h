@@ -161,6 +161,10 @@ typedef struct xf_traits {
 } xf_traits;
 /* xf_chain_traits -- *t for chain c ("none": preserves and bare). Cannot fail. */
 void xf_chain_traits(const xf_chain *c, xf_traits *t);
+/* xf_chain_header_only -- true when every in-server stage of c (at least
+ * one) is the built-in identity: what c stores of a chunk is its header
+ * and the plain bytes as they are (xf_encode_header). */
+bool xf_chain_header_only(const xf_chain *c);
 /* xf_chain_sql_count, xf_chain_sql -- the in-database stages, in chain
  * order: on write the stored value is forward_k(...forward_1(encoded));
  * on read xf_decode gets inverse_1(...inverse_k(stored)). The names are
@@ -189,6 +193,16 @@ size_t xf_encode_room(const xf_chain *c, size_t n);
  */
 int xf_encode(const xf_chain *c, xf_work *w, const xf_chunk *at, const void *plain, size_t n,
               void *out, size_t room, size_t *stored_len, xf_err *err);
+
+/*
+ * xf_encode_header -- for a chain c with xf_chain_header_only: write to
+ * hdr the xf_chain_header_len(c) bytes that, followed by the n plain
+ * bytes of chunk `at` as they are, make exactly what xf_encode stores
+ * (so a caller with room before the plain bytes stores them without a
+ * copy). Returns 0, or -EINVAL (another chain, n over XF_PLAIN_MAX) with
+ * *err filled.
+ */
+int xf_encode_header(const xf_chain *c, const xf_chunk *at, size_t n, void *hdr, xf_err *err);
 
 /*
  * xf_decode -- the plain bytes of stored chunk `at` (len bytes, after the

@@ -107,6 +107,9 @@ static int xf_chain_make(xf_env *env, const xf_spec *spec, xf_chain **out, xf_er
         c->nst = i + 1;
     }
     c->hdr_len = hdr;
+    c->header_only = c->nst > 0;
+    for (int i = 0; i < c->nst; i++)
+        c->header_only &= c->st[i].kind->d == &xf_identity_desc;
     for (int i = 0; i < spec->nsql; i++) {
         c->sql_fwd[i] = strdup(spec->sql_fwd[i]);
         c->sql_inv[i] = strdup(spec->sql_inv[i]);
@@ -241,6 +244,12 @@ int xf_chain_stages(const xf_chain *c)
 size_t xf_chain_header_len(const xf_chain *c)
 {
     return c->hdr_len;
+}
+
+/* xf_chain_header_only -- see xf.h. */
+bool xf_chain_header_only(const xf_chain *c)
+{
+    return c->header_only;
 }
 
 /* xf_chain_sql_count -- see xf.h. */

@@ -156,6 +156,28 @@ static int xf_stage_rc(const xf_stage *st, int r)
     return -EIO;
 }
 
+/* The header of n plain bytes under c before the stages run: the fixed
+ * part, the stages' lengths and metadata zero. */
+static void xf_hdr_start(const xf_chain *c, size_t n, unsigned char *o)
+{
+    memset(o, 0, c->hdr_len);
+    o[0] = XF_MAGIC0;
+    o[1] = XF_MAGIC1;
+    o[2] = XF_MAGIC2;
+    o[3] = XF_FORMAT;
+    o[4] = (unsigned char)c->nst;
+    xf_put16(o + 6, (uint16_t)c->hdr_len);
+    xf_put64(o + 8, c->id);
+    xf_put32(o + 16, (uint32_t)n);
+}
+
+/* The header's end once the stages ran: the payload length and the CRC. */
+static void xf_hdr_end(const xf_chain *c, size_t payload, unsigned char *o)
+{
+    xf_put32(o + 20, (uint32_t)payload);
+    xf_put32(o + 24, xf_hdr_crc(o, c->hdr_len));
+}
+
 /* xf_encode -- see xf.h. */
 int xf_encode(const xf_chain *c, xf_work *w, const xf_chunk *at, const void *plain, size_t n,
               void *out, size_t room, size_t *stored_len, xf_err *err)
@@ -186,15 +208,7 @@ int xf_encode(const xf_chain *c, xf_work *w, const xf_chunk *at, const void *pla
         return rc;
     }
     pay = o + c->hdr_len;
-    memset(o, 0, c->hdr_len);
-    o[0] = XF_MAGIC0;
-    o[1] = XF_MAGIC1;
-    o[2] = XF_MAGIC2;
-    o[3] = XF_FORMAT;
-    o[4] = (unsigned char)c->nst;
-    xf_put16(o + 6, (uint16_t)c->hdr_len);
-    xf_put64(o + 8, c->id);
-    xf_put32(o + 16, (uint32_t)n);
+    xf_hdr_start(c, n, o);
     xf_aad(aad, o, at);
     for (int i = 0; i < c->nst; i++) {
         const xf_stage *st = &c->st[i];
@@ -242,9 +256,26 @@ int xf_encode(const xf_chain *c, xf_work *w, const xf_chunk *at, const void *pla
     }
     if (c->nst == 0)
         memcpy(pay, plain, n);
-    xf_put32(o + 20, (uint32_t)cur_len);
-    xf_put32(o + 24, xf_hdr_crc(o, c->hdr_len));
+    xf_hdr_end(c, cur_len, o);
     *stored_len = c->hdr_len + cur_len;
+    return 0;
+}
+
+/* xf_encode_header -- see xf.h. */
+int xf_encode_header(const xf_chain *c, const xf_chunk *at, size_t n, void *hdr, xf_err *err)
+{
+    if (!c->header_only) {
+        xf_fail(err, at, "chain '%s' does not store the plain bytes as they are", c->text);
+        return -EINVAL;
+    }
+    if (n > XF_PLAIN_MAX) {
+        xf_fail(err, at, "a chunk of %zu bytes is over %u", n, XF_PLAIN_MAX);
+        return -EINVAL;
+    }
+    /* (identity keeps no length and no metadata in the header: the fixed
+     * part is all of it, and the payload is the plain bytes) */
+    xf_hdr_start(c, n, hdr);
+    xf_hdr_end(c, n, hdr);
     return 0;
 }
 

@@ -113,6 +113,7 @@ struct xf_chain {
     int nsql;
     char *sql_fwd[XF_MAX_SQL], *sql_inv[XF_MAX_SQL];
     uint32_t hdr_len;
+    bool header_only;      /* every stage the built-in identity (xf_chain_header_only) */
     struct xf_chain *next; /* the env's bucket */
 };
 

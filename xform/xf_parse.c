@@ -263,15 +263,27 @@ static int xf_parse_sql(xf_spec *spec, const xf_opts *o, char *why, size_t why_l
     return 0;
 }
 
-/* Add "name[:opts]" to the canonical text. */
+/* Add "name[:opts]" to the canonical text (by hand: snprintf was most of
+ * the time a chain of many stages took to learn). */
 static int xf_canon_add(xf_spec *spec, size_t *at, const char *name, const char *opts)
 {
-    int n = snprintf(spec->text + *at, sizeof spec->text - *at, "%s%s%s%s", *at ? "," : "", name,
-                     opts[0] ? ":" : "", opts);
+    const size_t nl = strlen(name), ol = strlen(opts);
+    const size_t n = (*at ? 1 : 0) + nl + (ol ? 1 + ol : 0);
+    char *p = spec->text + *at;
 
-    if (n < 0 || (size_t)n >= sizeof spec->text - *at)
+    if (n >= sizeof spec->text - *at)
         return -EINVAL;
-    *at += (size_t)n;
+    if (*at)
+        *p++ = ',';
+    memcpy(p, name, nl);
+    p += nl;
+    if (ol) {
+        *p++ = ':';
+        memcpy(p, opts, ol);
+        p += ol;
+    }
+    *p = '\0';
+    *at += n;
     return 0;
 }
 

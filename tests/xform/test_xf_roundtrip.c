@@ -178,10 +178,29 @@ static void test_identity_chains(void)
                             ==, 0);
             g_assert_cmpuint(n, ==, XF_HDR_FIXED + sizeof plain);
             g_assert_cmpmem(out + XF_HDR_FIXED, sizeof plain, plain, sizeof plain);
+            /* Built-in identities only: the header alone is what encode
+             * puts before the plain bytes, for every length. */
+            g_assert_true(xf_chain_header_only(c) == !plug);
+            if (!plug) {
+                unsigned char hdr[XF_HDR_FIXED];
+
+                g_assert_cmpint(xf_encode_header(c, &at, sizeof plain, hdr, NULL), ==, 0);
+                g_assert_cmpmem(hdr, sizeof hdr, out, XF_HDR_FIXED);
+                g_assert_cmpint(xf_encode(c, w, &at, plain, 0, out, sizeof out, &n, NULL), ==, 0);
+                g_assert_cmpint(xf_encode_header(c, &at, 0, hdr, NULL), ==, 0);
+                g_assert_cmpmem(hdr, sizeof hdr, out, n);
+            } else {
+                unsigned char hdr[XF_HDR_FIXED];
+
+                g_assert_cmpint(xf_encode_header(c, &at, 1, hdr, NULL), ==, -EINVAL);
+            }
             xt_roundtrip(c, w, 3, 4, plain, sizeof plain);
             g_string_free(s, TRUE);
         }
     }
+    /* A chain with another stage is not header only. */
+    g_assert_false(xf_chain_header_only(xt_chain(env, "identity,increment")));
+    g_assert_false(xf_chain_header_only(xt_chain(env, "identity,sha256")));
     xf_work_free(w);
     g_rand_free(r);
     xf_env_free(env);
