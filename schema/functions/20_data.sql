@@ -335,7 +335,9 @@ END
 $$;
 
 -- Cut the data of file ino to new_size bytes: chunks past the end go, the
--- last one is trimmed (a guarded file's by the server: pgnfs_xf_may_cut); a hybrid file cut to at most the threshold moves
+-- last one is trimmed (a guarded file's by the server: pgnfs_xf_may_cut;
+-- a base64 chunk cut inside its last group keeps its length, so "trimmed"
+-- is any change, not a shorter value); a hybrid file cut to at most the threshold moves
 -- back to allfiles. Returns the number of stored bytes removed (for
 -- fileatt.used). Called with the file's row locked (setattr, create over).
 CREATE OR REPLACE FUNCTION pgnfs_data_truncate(ino bigint, new_size bigint)
@@ -363,7 +365,7 @@ BEGIN
         IF last >= 0 THEN
             SELECT a.data INTO old FROM allfiles a WHERE a.inode = ino AND a.chunk = last;
             cut := pgnfs_chunk_cut(old, keep, b64);
-            IF (length(cut) < length(old) OR pgnfs_xf_may_hold(ino, old, keep, fs.chunk_size))
+            IF (cut IS DISTINCT FROM old OR pgnfs_xf_may_hold(ino, old, keep, fs.chunk_size))
                AND pgnfs_xf_may_cut(ino, old, keep, b64) THEN
                 UPDATE allfiles a SET data = cut WHERE a.inode = ino AND a.chunk = last;
                 removed := removed + length(old) - length(cut);
@@ -378,7 +380,7 @@ BEGIN
     IF last >= 0 THEN
         EXECUTE format('SELECT t.data FROM %I t WHERE t.chunk = $1', n) INTO old USING last;
         cut := pgnfs_chunk_cut(old, keep, b64);
-        IF (length(cut) < length(old) OR pgnfs_xf_may_hold(ino, old, keep, fs.chunk_size))
+        IF (cut IS DISTINCT FROM old OR pgnfs_xf_may_hold(ino, old, keep, fs.chunk_size))
            AND pgnfs_xf_may_cut(ino, old, keep, b64) THEN
             EXECUTE format('UPDATE %I t SET data = $2 WHERE t.chunk = $1', n) USING last, cut;
             removed := removed + length(old) - length(cut);

@@ -221,6 +221,52 @@ static void test_holes_dirty(void)
     td_close(&t);
 }
 
+/* A cut inside a chunk's last base64 group (1,558 -> 1,556 bytes: 712
+ * characters either way, only the padding differs) still trims the stored
+ * chunk: no byte past the size stays stored, and growing the file again
+ * shows zeros there, not the old bytes. */
+static void test_cut_base64_group(void)
+{
+    td_fs t;
+    dbfs_cred u = td_user(1000, 100, 0, td_no_groups);
+    dbfs_mkfs_opts o = {.root_mode = 0777};
+    dbfs_config cfg = {0};
+    unsigned char data[1558], back[64];
+    dbfs_sattr sa = {.set = DBFS_SET_SIZE};
+    dbfs_wcc w;
+
+    memset(&t, 0, sizeof t);
+    tl_mkfs_opts(&o); /* the run's layout, with 1 KiB chunks in base64 */
+    o.chunk_size = 1024;
+    o.encoding = DBFS_ENC_BASE64;
+    t.conninfo = tl_fresh_db();
+    td_rc(dbfs_mkfs(t.conninfo, &o), 0);
+    cfg.conninfo = t.conninfo;
+    td_rc(dbfs_open(&cfg, &t.fs), 0);
+    td_rc(dbfs_conn_open(t.fs, &t.c), 0);
+    t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t.fs)->root_gen, 0};
+
+    dbfs_attr f = td_create(&t, &u, t.root, "f", 0644);
+    memset(data, 0xab, sizeof data);
+    td_write(&t, &u, td_fh(&f), 0, data, sizeof data);
+    for (uint64_t size = 1557; size >= 1552; size--) {
+        sa.size = size;
+        td_rc(dbfs_setattr(t.c, &u, td_fh(&f), &sa, NULL, &w), 0);
+        g_assert_cmpint(td_bytes_past_size(&t), ==, 0);
+    }
+    g_assert_cmpint(td_used_wrong(&t), ==, 0);
+    sa.size = 1600;
+    td_rc(dbfs_setattr(t.c, &u, td_fh(&f), &sa, NULL, &w), 0);
+    uint32_t n = 0;
+    bool eof;
+    dbfs_attr_opt a;
+    td_rc(dbfs_read(t.c, &u, td_fh(&f), 1540, sizeof back, back, &n, &eof, &a), 0);
+    g_assert_cmpuint(n, ==, 60);
+    for (uint32_t k = 0; k < n; k++)
+        g_assert_cmpuint(back[k], ==, k < 12 ? 0xab : 0);
+    td_close(&t);
+}
+
 static void test_sparse_truncate(void)
 {
     td_fs t;
@@ -572,6 +618,7 @@ int main(int argc, char **argv)
     g_test_add_func("/data/chunks", test_chunks);
     g_test_add_func("/data/holes-dirty", test_holes_dirty);
     g_test_add_func("/data/sparse-truncate", test_sparse_truncate);
+    g_test_add_func("/data/cut-base64-group", test_cut_base64_group);
     g_test_add_func("/data/used", test_used);
     g_test_add_func("/data/errors", test_errors);
     g_test_add_func("/data/relatime", test_relatime);
