@@ -25,18 +25,22 @@ void td_check_rc(int rc, int want, const char *expr, const char *file, int line)
             rc < 0 ? g_strerror(-rc) : "ok", want, want < 0 ? g_strerror(-want) : "ok");
 }
 
-void td_open_opts(td_fs *t, uint32_t chunk_size, bool relatime)
+/* td_open_opts with the encoding too (base64: always a made file system). */
+static void td_open_with(td_fs *t, uint32_t chunk_size, bool base64, bool relatime)
 {
     dbfs_config cfg = {0};
 
     memset(t, 0, sizeof *t);
-    if (chunk_size == 0) {
+    if (chunk_size == 0 && !base64) {
         t->conninfo = tl_fresh_fs();
     } else {
         dbfs_mkfs_opts o = {.root_mode = 0777};
 
         tl_mkfs_opts(&o); /* the run's storage variant, then this chunk size */
-        o.chunk_size = chunk_size;
+        if (chunk_size != 0)
+            o.chunk_size = chunk_size;
+        if (base64)
+            o.encoding = DBFS_ENC_BASE64;
         t->conninfo = tl_fresh_db();
         td_rc(dbfs_mkfs(t->conninfo, &o), 0);
     }
@@ -46,6 +50,16 @@ void td_open_opts(td_fs *t, uint32_t chunk_size, bool relatime)
     td_rc(dbfs_conn_open(t->fs, &t->c), 0);
     t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen, 0};
     t->trips_mark = dbfs_conn_round_trips(t->c);
+}
+
+void td_open_opts(td_fs *t, uint32_t chunk_size, bool relatime)
+{
+    td_open_with(t, chunk_size, false, relatime);
+}
+
+void td_open_base64(td_fs *t, uint32_t chunk_size)
+{
+    td_open_with(t, chunk_size, true, false);
 }
 
 void td_open(td_fs *t)

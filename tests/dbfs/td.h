@@ -29,6 +29,8 @@ typedef struct {
  * chunk_size 0 is the default. */
 void td_open(td_fs *t);
 void td_open_opts(td_fs *t, uint32_t chunk_size, bool relatime);
+/* td_open_opts in the base64 encoding (the run's layout; no relatime). */
+void td_open_base64(td_fs *t, uint32_t chunk_size);
 void td_close(td_fs *t);
 
 /* The root user, and an ordinary user uid with primary group gid and the

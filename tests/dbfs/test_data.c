@@ -229,23 +229,11 @@ static void test_cut_base64_group(void)
 {
     td_fs t;
     dbfs_cred u = td_user(1000, 100, 0, td_no_groups);
-    dbfs_mkfs_opts o = {.root_mode = 0777};
-    dbfs_config cfg = {0};
     unsigned char data[1558], back[64];
     dbfs_sattr sa = {.set = DBFS_SET_SIZE};
     dbfs_wcc w;
 
-    memset(&t, 0, sizeof t);
-    tl_mkfs_opts(&o); /* the run's layout, with 1 KiB chunks in base64 */
-    o.chunk_size = 1024;
-    o.encoding = DBFS_ENC_BASE64;
-    t.conninfo = tl_fresh_db();
-    td_rc(dbfs_mkfs(t.conninfo, &o), 0);
-    cfg.conninfo = t.conninfo;
-    td_rc(dbfs_open(&cfg, &t.fs), 0);
-    td_rc(dbfs_conn_open(t.fs, &t.c), 0);
-    t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t.fs)->root_gen, 0};
-
+    td_open_base64(&t, 1024);
     dbfs_attr f = td_create(&t, &u, t.root, "f", 0644);
     memset(data, 0xab, sizeof data);
     td_write(&t, &u, td_fh(&f), 0, data, sizeof data);

@@ -111,12 +111,9 @@ static const char vw_digest_sql[] =
  * UTF-8 (backslash included), else in bytea escape form. */
 static void test_parallel_and_names(void)
 {
-    char *ci = tl_fresh_fs();
-    td_fs t = {.conninfo = ci};
-    dbfs_config cfg = {.conninfo = ci, .relatime = true};
-    td_rc(dbfs_open(&cfg, &t.fs), 0);
-    td_rc(dbfs_conn_open(t.fs, &t.c), 0);
-    t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t.fs)->root_gen, 0};
+    td_fs t;
+    td_open(&t);
+    char *ci = g_strdup(t.conninfo);
     dbfs_cred root = td_root();
     static const char *const names[] = {"plain", "a\\b", "caf\xc3\xa9",
                                         "\xff"
@@ -132,8 +129,7 @@ static void test_parallel_and_names(void)
             td_write(&t, &root, td_fh(&f), 0, "views", 1 + (i + j) % 5);
         }
     }
-    dbfs_conn_close(t.c);
-    dbfs_close(t.fs);
+    td_close(&t);
 
     const char *force = "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;"
                         " SET min_parallel_table_scan_size = 0; SET force_parallel_mode = on;";
