@@ -95,6 +95,12 @@ SELECT CASE t WHEN 1 THEN 'file' WHEN 2 THEN 'dir' WHEN 3 THEN 'block' WHEN 4 TH
               WHEN 5 THEN 'symlink' WHEN 6 THEN 'socket' WHEN 7 THEN 'fifo' END
 $$;
 
+-- What "files WHERE type = 'file'" keeps, known to the planner: without
+-- statistics on the type's name it guesses 0.5% of the rows and fetches
+-- each one's name by index (1M files: 2.4 s for the 10 largest instead of
+-- 1.1). Statistics change nothing on the write path (ANALYZE makes them).
+CREATE STATISTICS IF NOT EXISTS fileatt_type_name ON (pgnfs.type_name(type)) FROM fileatt;
+
 -- A time in nanoseconds as timestamptz (to_timestamp rounds to the
 -- microsecond exactly: the float holds integer microseconds).
 CREATE OR REPLACE FUNCTION pgnfs.ns_time(ns bigint)
