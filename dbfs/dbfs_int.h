@@ -59,11 +59,13 @@ typedef struct {
     uint64_t db_bytes, files;
 } dbfs_fsstat_memo;
 
-/* One read-ahead slot (dbfs_read.c): where the last read of ino ended and
- * the window it earned, in chunks. */
+/* One read-ahead slot (dbfs_read.c): where the last read of ino ended,
+ * the window it earned, in chunks, and how many READs of the inodes that
+ * share the slot are waiting on the database. */
 #define DBFS_RA_SLOTS 256
 typedef struct {
     _Atomic uint64_t ino, next, window;
+    _Atomic uint32_t busy;
 } dbfs_ra_slot;
 
 /* Connections opened anew (dbfs_renew.c): the renewal epoch, the

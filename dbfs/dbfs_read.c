@@ -7,7 +7,8 @@
  *   A READ is at most one batch: (with relatime) the conditional atime
  *   UPDATE, then the layout's read statement, which returns the attributes
  *   and the chunks in one snapshot; for a stream of reads, also the next
- *   chunks (read-ahead, into the buffer cache). With the buffer cache, the
+ *   chunks (read-ahead, into the buffer cache), unless another READ of the
+ *   file is waiting on the database. With the buffer cache, the
  *   chunks already cached are left out of the range asked for; they are
  *   used only if their ctime tag is the file's ctime in that snapshot, or
  *   the buffer cache's history of the file's writes shows them unchanged
@@ -63,11 +64,23 @@
  * keep several READs in flight and they arrive out of order). */
 #define DBFS_RA_SLACK (4u << 20)
 
-/* The chunks to fetch past the READ's last chunk. */
+/* The read-ahead slot of ino. */
+static dbfs_ra_slot *dbfs_ra_slot_of(dbfs *fs, uint64_t ino)
+{
+    return &fs->ra[(ino * UINT64_C(0x9E3779B97F4A7C15) >> 40) % DBFS_RA_SLOTS];
+}
+
+/*
+ * The chunks to fetch past the READ's last chunk. None while another READ
+ * of the file waits on the database: such a client keeps several READs in
+ * flight (its own read-ahead), and the next one, already on its way,
+ * would fetch the same chunks again before these reached the buffer
+ * cache (a stream of 1 MiB READs, 8 in flight, read every chunk twice).
+ */
 static uint64_t dbfs_ra_extra(dbfs *fs, uint64_t ino, uint64_t off, uint64_t end)
 {
     const uint64_t cs = fs->info.chunk_size;
-    dbfs_ra_slot *sl = &fs->ra[(ino * UINT64_C(0x9E3779B97F4A7C15) >> 40) % DBFS_RA_SLOTS];
+    dbfs_ra_slot *sl = dbfs_ra_slot_of(fs, ino);
     uint64_t want = end > off ? (end - off + cs - 1) / cs : 1;
     uint64_t max = DBFS_RA_MAX_BYTES / cs, cap = fs->chunks_bytes / 8 / cs;
     uint64_t next = atomic_load(&sl->next), w = atomic_load(&sl->window);
@@ -83,7 +96,7 @@ static uint64_t dbfs_ra_extra(dbfs *fs, uint64_t ino, uint64_t off, uint64_t end
     if (end > next || !stream)
         atomic_store(&sl->next, end);
     atomic_store(&sl->window, w);
-    return w;
+    return atomic_load(&sl->busy) > 0 ? 0 : w;
 }
 
 /* What a READ knows of one chunk of its range. */
@@ -574,12 +587,14 @@ static void dbfs_rd_cache_end(const dbfs_rd *rd, dbfs_cache_op *op, int rc)
 /* The READ against the database, once the caches could not answer it. */
 static int dbfs_rd_run(dbfs_rd *rd)
 {
+    dbfs_ra_slot *sl = dbfs_ra_slot_of(rd->c->fs, rd->fh.ino);
     dbfs_cache_op op;
     int rc = dbfs_rd_peek(rd);
 
     if (rc != 0)
         return rc;
     dbfs_rd_cache_begin(rd, &op);
+    atomic_fetch_add(&sl->busy, 1);
     rc = dbfs_rd_fetch(rd);
     if (rc == 0 && dbfs_attr_is_xlink(&rd->a))
         rc = DBFS_XF_ELINK; /* the link's path reads it (dbfs_xf_link.c) */
@@ -589,6 +604,8 @@ static int dbfs_rd_run(dbfs_rd *rd)
         dbfs_rd_place(rd);
         rc = dbfs_rd_copy(rd);
     }
+    /* Its chunks are in the buffer cache now. */
+    atomic_fetch_sub(&sl->busy, 1);
     if (rc == 0) {
         dbfs_rd_remember(rd);
         dbfs_small_learn_read(rd->c->fs, &rd->a, rd->off, rd->buf, (uint32_t)rd->n);
