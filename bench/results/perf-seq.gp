@@ -10,4 +10,4 @@ set ylabel 'MB/s'
 set grid ytics
 set key top right
 set yrange [0:*]
-plot 'perf-seq.dat' using 2:xtic(1) title 'ganesha', 'perf-seq.dat' using 3:xtic(1) title 'pgnfs', 'perf-seq.dat' using 4:xtic(1) title 'pgnfs async', 'perf-seq.dat' using 5:xtic(1) title 'PG ceiling 1 conn', 'perf-seq.dat' using 6:xtic(1) title 'PG ceiling 4 conns'
+plot 'perf-seq.dat' using 2:xtic(1) title 'ganesha', 'perf-seq.dat' using 3:xtic(1) title 'pgnfs', 'perf-seq.dat' using 4:xtic(1) title 'pgnfs base', 'perf-seq.dat' using 5:xtic(1) title 'PG ceiling 1 conn', 'perf-seq.dat' using 6:xtic(1) title 'PG ceiling 4 conns'
