@@ -7,13 +7,13 @@
  *   A READ is at most one batch: (with relatime) the conditional atime
  *   UPDATE, then the layout's read statement, which returns the attributes
  *   and the chunks in one snapshot; for a stream of reads, also the next
- *   chunks (read-ahead, into the buffer cache), unless another READ of the
- *   file is waiting on the database. With the buffer cache, the
- *   chunks already cached are left out of the range asked for; they are
- *   used only if their ctime tag is the file's ctime in that snapshot, or
- *   the buffer cache's history of the file's writes shows them unchanged
- *   since (cache_chunk_current; else, rarely, a second batch reads the
- *   whole range). When the stat
+ *   chunks (read-ahead, into the buffer cache), unless the READ spans a
+ *   chunk or more and another READ of the file is waiting on the
+ *   database. With the buffer cache, the chunks already cached are left
+ *   out of the range asked for; they are used only if their ctime tag is
+ *   the file's ctime in that snapshot, or the buffer cache's history of
+ *   the file's writes shows them unchanged since (cache_chunk_current;
+ *   else, rarely, a second batch reads the whole range). When the stat
  *   cache knows the file and every chunk is cached as of its ctime, and no
  *   atime update is due, the READ makes no round trip at all; on an async
  *   export a due atime update does not stop that: it is deferred to the
@@ -71,11 +71,14 @@ static dbfs_ra_slot *dbfs_ra_slot_of(dbfs *fs, uint64_t ino)
 }
 
 /*
- * The chunks to fetch past the READ's last chunk. None while another READ
- * of the file waits on the database: such a client keeps several READs in
- * flight (its own read-ahead), and the next one, already on its way,
- * would fetch the same chunks again before these reached the buffer
- * cache (a stream of 1 MiB READs, 8 in flight, read every chunk twice).
+ * The chunks to fetch past the READ's last chunk. None for a READ of a
+ * chunk or more while another READ of the file waits on the database:
+ * such a client keeps several READs in flight (its own read-ahead), and
+ * the next one, already on its way, would fetch the same chunks again
+ * before these reached the buffer cache (a stream of 1 MiB READs, 8 in
+ * flight, read every chunk twice). READs smaller than a chunk keep their
+ * read-ahead: without it, most of them went to the database (a stream of
+ * 4 KiB READs, 8 in flight, ran 17% slower).
  */
 static uint64_t dbfs_ra_extra(dbfs *fs, uint64_t ino, uint64_t off, uint64_t end)
 {
@@ -96,7 +99,7 @@ static uint64_t dbfs_ra_extra(dbfs *fs, uint64_t ino, uint64_t off, uint64_t end
     if (end > next || !stream)
         atomic_store(&sl->next, end);
     atomic_store(&sl->window, w);
-    return atomic_load(&sl->busy) > 0 ? 0 : w;
+    return atomic_load(&sl->busy) > 0 && end - off >= cs ? 0 : w;
 }
 
 /* What a READ knows of one chunk of its range. */
