@@ -8,13 +8,13 @@
  *   shows no update due) the conditional atime UPDATE, then the layout's
  *   read statement, which returns the attributes and the chunks in one
  *   snapshot; for a stream of reads, also the next chunks (read-ahead,
- *   into the buffer cache), unless the READ spans a
- *   chunk or more and another READ of the file is waiting on the
- *   database. With the buffer cache, the chunks already cached are left
- *   out of the range asked for; they are used only if their ctime tag is
- *   the file's ctime in that snapshot, or the buffer cache's history of
- *   the file's writes shows them unchanged since (cache_chunk_current;
- *   else, rarely, a second batch reads the whole range). When the stat
+ *   into the buffer cache), unless the READ spans a chunk or more and
+ *   another READ of the file is waiting on the database. With the buffer
+ *   cache, the chunks already cached are left out of the range asked for;
+ *   they are used only if their ctime tag is the file's ctime in that
+ *   snapshot, or the buffer cache's history of the file's writes shows
+ *   them unchanged since (cache_chunk_current; else, rarely, a second
+ *   batch reads the whole range). When the stat
  *   cache knows the file and every chunk is cached as of its ctime, and no
  *   atime update is due, the READ makes no round trip at all; on an async
  *   export a due atime update does not stop that: it is deferred to the
@@ -114,9 +114,11 @@ typedef struct {
 #define DBFS_RCHUNK_STORED UINT32_MAX
 
 /* Would a permitted read move atime (relatime; the same rule as the
- * pgnfs_atime statement)? */
-static bool dbfs_atime_due(const dbfs_attr *a, int64_t now)
+ * pgnfs_atime statement)? An update already deferred counts as done:
+ * its atime is laid over a's first (dbfs_atime_overlay). */
+static bool dbfs_atime_due(dbfs *fs, dbfs_attr *a, int64_t now)
 {
+    dbfs_atime_overlay(fs, a);
     return a->atime_ns <= a->mtime_ns || a->atime_ns <= a->ctime_ns ||
            a->atime_ns < now - DBFS_NS_PER_DAY;
 }
@@ -193,10 +195,8 @@ static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uin
         !dbfs_read_allowed(&a, cred))
         return -ENOENT;
     if (c->fs->relatime) {
-        /* An atime update already deferred counts as done. */
         now = dbfs_now_ns();
-        dbfs_atime_overlay(c->fs, &a);
-        if (dbfs_atime_due(&a, now)) {
+        if (dbfs_atime_due(c->fs, &a, now)) {
             if (!dbfs_atime_may_defer(c))
                 return -ENOENT;
             defer = true;
@@ -279,10 +279,7 @@ static bool dbfs_rd_atime(dbfs *fs, dbfs_fh fh, int64_t now)
 
     if (!fs->relatime)
         return false;
-    if (dbfs_cache_attr(fs, fh, &a) != 0)
-        return true;
-    dbfs_atime_overlay(fs, &a);
-    return dbfs_atime_due(&a, now);
+    return dbfs_cache_attr(fs, fh, &a) != 0 || dbfs_atime_due(fs, &a, now);
 }
 
 /* Set up rd for [off, off + count) and the parameters of the atime
@@ -594,18 +591,18 @@ static void dbfs_rd_cache_begin(const dbfs_rd *rd, dbfs_cache_op *op)
 /* End it, telling the caches what the READ learned (rc: its answer). */
 static void dbfs_rd_cache_end(const dbfs_rd *rd, dbfs_cache_op *op, int rc)
 {
-    const bool relatime = rd->atime;
+    const bool change = rd->atime; /* dbfs_rd_cache_begin's choice */
 
     if (rc == 0 || rc == -EISDIR || rc == -EINVAL || rc == -EACCES) {
         /* The attributes were read. */
-        if (relatime) {
+        if (change) {
             dbfs_cache_file_end(op, 0, &rd->a);
             return;
         }
         dbfs_cache_put_attr(op, &rd->a);
-    } else if (rc == -ESTALE && !relatime) {
+    } else if (rc == -ESTALE && !change) {
         dbfs_cache_put_gone(op, rd->fh);
-    } else if (relatime) {
+    } else if (change) {
         dbfs_cache_file_end(op, rc, NULL);
         return;
     }
