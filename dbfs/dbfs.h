@@ -593,6 +593,7 @@ typedef struct {
     uint64_t hits, misses;
     uint64_t inserts, evictions, invalidations;
     uint64_t refused; /* fills dropped because a concurrent change made them stale */
+    uint64_t waits;   /* lookups that waited for another request's fetch of the data */
 } dbfs_cache_figures;
 
 #define DBFS_CACHES_MAX 5

@@ -77,6 +77,7 @@ void dbfs_chunks_figures(const dbfs *fs, dbfs_cache_figures *out)
     if (fs->chunks)
         cache_chunk_get_stats(fs->chunks, &st);
     dbfs_cache_figures_tagged("buffer", fs->chunks ? &st : NULL, out);
+    out->waits = atomic_load(&fs->ra_waits);
 }
 
 /* --- storing writes ------------------------------------------------------ */

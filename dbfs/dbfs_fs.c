@@ -39,6 +39,7 @@
 #include "dbfs_data.h"
 #include "dbfs_int.h"
 #include "dbfs_perm.h"
+#include "dbfs_ra.h"
 #include "dbfs_small.h"
 #include "dbfs_space.h"
 #include "dbfs_wb.h"
@@ -481,6 +482,7 @@ int dbfs_open(const dbfs_config *cfg, dbfs **out)
     g_mutex_init(&fs->fsstat_memo.lock);
     g_mutex_init(&fs->xl_lock);
     g_mutex_init(&fs->renew.lock);
+    dbfs_ra_init(fs);
     fs->conninfo = strdup(cfg->conninfo);
     fs->space_path = cfg->space_path ? strdup(cfg->space_path) : NULL;
     fs->relatime = cfg->relatime;
@@ -541,6 +543,7 @@ void dbfs_close(dbfs *fs)
     g_mutex_clear(&fs->fsstat_memo.lock);
     g_mutex_clear(&fs->xl_lock);
     g_mutex_clear(&fs->renew.lock);
+    dbfs_ra_clear(fs);
     free(fs);
 }
 

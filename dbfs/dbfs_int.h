@@ -59,13 +59,21 @@ typedef struct {
     uint64_t db_bytes, files;
 } dbfs_fsstat_memo;
 
-/* One read-ahead slot (dbfs_read.c): where the last read of ino ended,
- * the window it earned, in chunks, and how many READs of the inodes that
- * share the slot are waiting on the database. */
-#define DBFS_RA_SLOTS 256
+/* One read-ahead slot (dbfs_ra.c): where the last read of ino ended and
+ * the window it earned, in chunks (a guess, kept without a lock); and,
+ * under lock, the fetches of the inodes that share the slot now on their
+ * way from the database, which READs of their chunks wait for (done). */
+#define DBFS_RA_SLOTS   256
+#define DBFS_RA_FLIGHTS 4
 typedef struct {
     _Atomic uint64_t ino, next, window;
-    _Atomic uint32_t busy;
+    GMutex lock;
+    GCond done;
+    uint64_t seq; /* the last flight's number */
+    struct {
+        uint64_t seq; /* 0: a free entry */
+        uint64_t ino, first, last;
+    } fl[DBFS_RA_FLIGHTS];
 } dbfs_ra_slot;
 
 /* Connections opened anew (dbfs_renew.c): the renewal epoch, the
@@ -110,6 +118,7 @@ struct dbfs {
     /* The small-file cache (dbfs_small.c); NULL: off. */
     struct cache_small *small;
     dbfs_ra_slot ra[DBFS_RA_SLOTS];
+    _Atomic uint64_t ra_waits; /* READs that waited for a fetch (dbfs_ra.c) */
     /* Until then (g_get_monotonic_time) the database was out of space
      * (dbfs_data.c): the write-back buffer takes no UNSTABLE write, so a
      * write answers -ENOSPC itself. */

@@ -8,9 +8,11 @@
  *   shows no update due) the conditional atime UPDATE, then the layout's
  *   read statement, which returns the attributes and the chunks in one
  *   snapshot; for a stream of reads, also the next chunks (read-ahead,
- *   into the buffer cache), unless the READ spans a chunk or more and
- *   another READ of the file is waiting on the database. With the buffer
- *   cache, the chunks already cached are left out of the range asked for;
+ *   into the buffer cache: dbfs_ra.h). A READ whose chunks another READ
+ *   is fetching waits for that fetch and is served from the buffer cache
+ *   (dbfs_ra_wait), and a read-ahead stops where another fetch of the
+ *   file begins (dbfs_ra_begin), so no chunk is fetched twice. With the
+ *   buffer cache, the chunks already cached are left out of the range asked for;
  *   they are used only if their ctime tag is the file's ctime in that
  *   snapshot, or the buffer cache's history of the file's writes shows
  *   them unchanged since (cache_chunk_current; else, rarely, a second
@@ -49,59 +51,12 @@
 #include "dbfs_data.h"
 #include "dbfs_perm.h"
 #include "dbfs_atime.h"
+#include "dbfs_ra.h"
 #include "dbfs_small.h"
 #include "dbfs_snap_int.h"
 #include "dbfs_wb.h"
 #include "dbfs_xf.h"
 #include "store.h"
-
-/* Read-ahead: reads of a file that go on where (or near where) its last
- * read ended are a stream; a READ that goes to the database for a stream
- * also fetches the next chunks into the buffer cache, a window that
- * doubles with each such READ up to DBFS_RA_MAX_BYTES. One slot per inode
- * hash: a heuristic, so races between threads only cost a guess. */
-#define DBFS_RA_MAX_BYTES (1u << 20)
-/* How far from the last end a read still counts as the stream (clients
- * keep several READs in flight and they arrive out of order). */
-#define DBFS_RA_SLACK (4u << 20)
-
-/* The read-ahead slot of ino. */
-static dbfs_ra_slot *dbfs_ra_slot_of(dbfs *fs, uint64_t ino)
-{
-    return &fs->ra[(ino * UINT64_C(0x9E3779B97F4A7C15) >> 40) % DBFS_RA_SLOTS];
-}
-
-/*
- * The chunks to fetch past the READ's last chunk. None for a READ of a
- * chunk or more while another READ of the file waits on the database:
- * such a client keeps several READs in flight (its own read-ahead), and
- * the next one, already on its way, would fetch the same chunks again
- * before these reached the buffer cache (a stream of 1 MiB READs, 8 in
- * flight, read every chunk twice). READs smaller than a chunk keep their
- * read-ahead: without it, most of them went to the database (a stream of
- * 4 KiB READs, 8 in flight, ran 17% slower).
- */
-static uint64_t dbfs_ra_extra(dbfs *fs, uint64_t ino, uint64_t off, uint64_t end)
-{
-    const uint64_t cs = fs->info.chunk_size;
-    dbfs_ra_slot *sl = dbfs_ra_slot_of(fs, ino);
-    uint64_t want = end > off ? (end - off + cs - 1) / cs : 1;
-    uint64_t max = DBFS_RA_MAX_BYTES / cs, cap = fs->chunks_bytes / 8 / cs;
-    uint64_t next = atomic_load(&sl->next), w = atomic_load(&sl->window);
-    bool stream =
-        atomic_load(&sl->ino) == ino && off + DBFS_RA_SLACK >= next && off <= next + DBFS_RA_SLACK;
-
-    if (cap < max)
-        max = cap;
-    w = !stream ? 0 : w ? 2 * w : want;
-    if (w > max)
-        w = max;
-    atomic_store(&sl->ino, ino);
-    if (end > next || !stream)
-        atomic_store(&sl->next, end);
-    atomic_store(&sl->window, w);
-    return atomic_load(&sl->busy) > 0 && end - off >= cs ? 0 : w;
-}
 
 /* What a READ knows of one chunk of its range. */
 typedef struct {
@@ -386,7 +341,7 @@ static int dbfs_rd_peek(dbfs_rd *rd)
     /* A stream that goes to the database anyway brings the next chunks
      * along. */
     if (rd->ffirst <= rd->flast) {
-        uint64_t extra = dbfs_ra_extra(rd->c->fs, rd->fh.ino, rd->off, rd->end);
+        uint64_t extra = dbfs_ra_window(rd->c->fs, rd->fh.ino, rd->off, rd->end);
 
         if (extra > 0 && rd->last + extra <= (uint64_t)DBFS_MAX_FILESIZE / rd->cs)
             rd->flast = rd->last + extra;
@@ -612,14 +567,17 @@ static void dbfs_rd_cache_end(const dbfs_rd *rd, dbfs_cache_op *op, int rc)
 /* The READ against the database, once the caches could not answer it. */
 static int dbfs_rd_run(dbfs_rd *rd)
 {
-    dbfs_ra_slot *sl = dbfs_ra_slot_of(rd->c->fs, rd->fh.ino);
     dbfs_cache_op op;
+    uint64_t flight = 0;
     int rc = dbfs_rd_peek(rd);
 
     if (rc != 0)
         return rc;
+    /* Announced to the READs that would fetch the same chunks (with the
+     * buffer cache to land in). */
+    if (rd->c->fs->chunks && rd->ffirst <= rd->flast)
+        flight = dbfs_ra_begin(rd->c->fs, rd->fh.ino, rd->ffirst, rd->last, &rd->flast);
     dbfs_rd_cache_begin(rd, &op);
-    atomic_fetch_add(&sl->busy, 1);
     rc = dbfs_rd_fetch(rd);
     if (rc == 0 && dbfs_attr_is_xlink(&rd->a))
         rc = DBFS_XF_ELINK; /* the link's path reads it (dbfs_xf_link.c) */
@@ -629,13 +587,13 @@ static int dbfs_rd_run(dbfs_rd *rd)
         dbfs_rd_place(rd);
         rc = dbfs_rd_copy(rd);
     }
-    /* Its chunks are in the buffer cache now. */
-    atomic_fetch_sub(&sl->busy, 1);
     if (rc == 0) {
         dbfs_rd_remember(rd);
         dbfs_small_learn_read(rd->c->fs, &rd->a, rd->off, rd->buf, (uint32_t)rd->n);
     }
     dbfs_rd_cache_end(rd, &op, rc);
+    /* Its chunks and the file's attributes are in the caches now. */
+    dbfs_ra_end(rd->c->fs, rd->fh.ino, flight);
     return rc;
 }
 
@@ -659,6 +617,12 @@ int dbfs_read_plain(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t of
     if (dbfs_read_cached(c, cred, fh, off, count, buf, nread, eof, attr) == 0)
         return 0;
     dbfs_rd_init(&rd, c, cred, fh, off, count, buf);
+    /* Chunks another READ is fetching: wait for them, once. */
+    if (c->fs->chunks && rd.nchunks > 0 && dbfs_ra_wait(c->fs, fh.ino, rd.first, rd.last)) {
+        if (dbfs_read_cached(c, cred, fh, off, count, buf, nread, eof, attr) == 0)
+            return 0;
+        dbfs_rd_init(&rd, c, cred, fh, off, count, buf); /* the clock moved */
+    }
     rc = dbfs_rd_run(&rd);
     if (rd.have_attr && attr) {
         attr->valid = true;

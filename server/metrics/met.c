@@ -60,7 +60,8 @@ struct met {
 /*
  * met_caches -- the cache figures, one series per cache (label
  * cache="stat", "naming", "buffer", ...), from dbfs_cache_stats: hits,
- * misses, inserts, evictions, invalidations, refused fills (counters);
+ * misses, inserts, evictions, invalidations, refused fills, waits for
+ * another request's fetch (counters);
  * entries, capacity, enabled (gauges).
  */
 static void met_caches(dbfs *fs, GString *out)
@@ -84,6 +85,9 @@ static void met_caches(dbfs *fs, GString *out)
         {"pgnfs_cache_refused_total", "counter",
          "Fills dropped because a concurrent change made them stale.",
          offsetof(dbfs_cache_figures, refused)},
+        {"pgnfs_cache_waits_total", "counter",
+         "Lookups that waited for another request's fetch of the same data.",
+         offsetof(dbfs_cache_figures, waits)},
         {"pgnfs_cache_entries", "gauge", "What the cache holds (entries, or bytes).",
          offsetof(dbfs_cache_figures, entries)},
         {"pgnfs_cache_capacity", "gauge", "What the cache may hold (entries, or bytes).",

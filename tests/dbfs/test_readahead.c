@@ -1,10 +1,10 @@
 /*
  * test_readahead.c -- sequential READs fetch the next chunks along
- * (dbfs_read.c read-ahead), so a stream of small reads costs far fewer
+ * (dbfs_ra.c read-ahead), so a stream of small reads costs far fewer
  * round trips than reads; random reads fetch only what they ask; a READ
- * that another READ of the file is waiting beside (a client with several
- * in flight) fetches only what it asks; and every byte is right either
- * way.
+ * of chunks another READ is fetching (a client with several in flight)
+ * waits for them instead of fetching them again; a read-ahead stops where
+ * another fetch of the file begins; and every byte is right either way.
  */
 #include <string.h>
 
@@ -134,28 +134,97 @@ static void tr_exec(PGconn *pg, const char *sql)
     PQclear(r);
 }
 
-/* Two READs of a stream at the database at once (the data table locked
- * meanwhile): the second brings no read-ahead along, since the client
- * that keeps several READs in flight asks for those chunks itself. */
-static void test_pipelined(void)
+/* The buffer cache's row of dbfs_cache_stats. */
+static dbfs_cache_figures tr_buffer(const dbfs *fs)
 {
-    unsigned char *data = g_malloc(CS * CHUNKS), buf[CS];
+    dbfs_cache_figures f[DBFS_CACHES_MAX];
+    unsigned n = dbfs_cache_stats(fs, f, DBFS_CACHES_MAX);
+
+    for (unsigned i = 0; i < n; i++)
+        if (strcmp(f[i].name, "buffer") == 0)
+            return f[i];
+    g_error("no buffer cache row in dbfs_cache_stats");
+}
+
+/* Wait (deadline 60 s) until n READs in all waited for another's fetch. */
+static void tr_wait_waits(const dbfs *fs, uint64_t n)
+{
+    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+
+    while (tr_buffer(fs).waits < n) {
+        if (g_get_monotonic_time() > deadline)
+            g_error("%" G_GUINT64_FORMAT
+                    " READs waited for a fetch after 60 s, not %" G_GUINT64_FORMAT,
+                    tr_buffer(fs).waits, n);
+        g_usleep(10000);
+    }
+}
+
+/* A stream's READ at the database (the data table locked meanwhile) reads
+ * the next chunk ahead; the READ of that chunk, arriving meanwhile, waits
+ * for it and is served from the buffer cache with no round trip. */
+static void test_wait(void)
+{
+    unsigned char *data = g_malloc(CS * CHUNKS);
     dbfs_cred root = td_root();
     td_fs t;
     dbfs_attr f = tr_setup(&t, data);
-    tr_reader a = {.fh = td_fh(&f), .k = 1}, b = {.fh = td_fh(&f), .k = 3};
+    tr_reader a = {.fh = td_fh(&f), .k = 1}, b = {.fh = td_fh(&f), .k = 2};
     PGconn *lock = PQconnectdb(t.conninfo);
     GThread *ta, *tb;
+    uint64_t b_trips;
 
     g_assert_cmpint(PQstatus(lock), ==, CONNECTION_OK);
     td_rc(dbfs_conn_open(t.fs, &a.c), 0);
     td_rc(dbfs_conn_open(t.fs, &b.c), 0);
     /* The stream begins: chunk 0. */
-    td_read(&t, &root, td_fh(&f), 0, buf, CS);
+    td_read(&t, &root, td_fh(&f), 0, a.buf, CS);
+    b_trips = dbfs_conn_round_trips(b.c);
     tr_exec(lock, "BEGIN");
     tr_exec(lock, "LOCK TABLE allfiles IN ACCESS EXCLUSIVE MODE");
-    /* a (chunk 1, alone at the database) may read ahead; b (chunk 3)
-     * finds a waiting. */
+    /* a fetches chunk 1 and, ahead, chunk 2; b asks for chunk 2. */
+    ta = g_thread_new("a", tr_read, &a);
+    tr_wait_blocked(lock, 1);
+    tb = g_thread_new("b", tr_read, &b);
+    tr_wait_waits(t.fs, 1);
+    tr_exec(lock, "ROLLBACK");
+    g_thread_join(ta);
+    g_thread_join(tb);
+    PQfinish(lock);
+    td_rc(a.rc, 0);
+    td_rc(b.rc, 0);
+    g_assert_cmpmem(a.buf, CS, data + (size_t)1 * CS, CS);
+    g_assert_cmpmem(b.buf, CS, data + (size_t)2 * CS, CS);
+    g_assert_cmpuint(dbfs_conn_round_trips(b.c) - b_trips, ==, 0);
+    dbfs_conn_close(a.c);
+    dbfs_conn_close(b.c);
+    td_close(&t);
+    g_free(data);
+}
+
+/* Two READs of a stream at the database at once: the one behind stops its
+ * read-ahead where the other's fetch begins, so no chunk is fetched
+ * twice. */
+static void test_trim(void)
+{
+    unsigned char *data = g_malloc(CS * CHUNKS), buf[CS];
+    dbfs_cred root = td_root();
+    td_fs t;
+    dbfs_attr f = tr_setup(&t, data);
+    tr_reader a = {.fh = td_fh(&f), .k = 3}, b = {.fh = td_fh(&f), .k = 1};
+    PGconn *lock = PQconnectdb(t.conninfo);
+    GThread *ta, *tb;
+    uint64_t inserts;
+
+    g_assert_cmpint(PQstatus(lock), ==, CONNECTION_OK);
+    td_rc(dbfs_conn_open(t.fs, &a.c), 0);
+    td_rc(dbfs_conn_open(t.fs, &b.c), 0);
+    td_read(&t, &root, td_fh(&f), 0, buf, CS);
+    inserts = tr_buffer(t.fs).inserts;
+    tr_exec(lock, "BEGIN");
+    tr_exec(lock, "LOCK TABLE allfiles IN ACCESS EXCLUSIVE MODE");
+    /* a fetches chunks 3 and 4 (window 1); b chunk 1 and ahead (window
+     * 2) chunk 2, not 3. */
     ta = g_thread_new("a", tr_read, &a);
     tr_wait_blocked(lock, 1);
     tb = g_thread_new("b", tr_read, &b);
@@ -164,17 +233,20 @@ static void test_pipelined(void)
     g_thread_join(ta);
     g_thread_join(tb);
     PQfinish(lock);
-    dbfs_conn_close(a.c);
-    dbfs_conn_close(b.c);
     td_rc(a.rc, 0);
     td_rc(b.rc, 0);
-    g_assert_cmpmem(a.buf, CS, data + (size_t)1 * CS, CS);
-    g_assert_cmpmem(b.buf, CS, data + (size_t)3 * CS, CS);
-    /* Chunk 4 was not read ahead by b: it costs a round trip. */
+    g_assert_cmpmem(a.buf, CS, data + (size_t)3 * CS, CS);
+    g_assert_cmpmem(b.buf, CS, data + (size_t)1 * CS, CS);
+    /* Chunks 1 to 4, each stored once. */
+    g_assert_cmpuint(tr_buffer(t.fs).inserts - inserts, ==, 4);
     td_trips(&t);
-    td_read(&t, &root, td_fh(&f), (uint64_t)4 * CS, buf, CS);
-    g_assert_cmpmem(buf, CS, data + (size_t)4 * CS, CS);
-    g_assert_cmpuint(td_trips(&t), ==, 1);
+    for (unsigned k = 1; k <= 4; k++) {
+        td_read(&t, &root, td_fh(&f), (uint64_t)k * CS, buf, CS);
+        g_assert_cmpmem(buf, CS, data + (size_t)k * CS, CS);
+    }
+    g_assert_cmpuint(td_trips(&t), ==, 0);
+    dbfs_conn_close(a.c);
+    dbfs_conn_close(b.c);
     td_close(&t);
     g_free(data);
 }
@@ -183,6 +255,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/readahead/stream", test_stream);
-    g_test_add_func("/readahead/pipelined", test_pipelined);
+    g_test_add_func("/readahead/wait", test_wait);
+    g_test_add_func("/readahead/trim", test_trim);
     return g_test_run();
 }
