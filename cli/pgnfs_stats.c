@@ -445,7 +445,8 @@ static void pgnfs_stats_moved(const pgnfs_sample *cur, const pgnfs_sample *prev,
     }
 }
 
-/* The caches: hit rate of the lookups in the period, how full. */
+/* The caches: hit rate of the lookups in the period, how many of them
+ * waited for another request's fetch, how full. */
 static void pgnfs_stats_caches(const pgnfs_sample *cur, const pgnfs_sample *prev, GString *out)
 {
     for (unsigned i = 0; i < cur->order->len; i++) {
@@ -464,15 +465,20 @@ static void pgnfs_stats_caches(const pgnfs_sample *cur, const pgnfs_sample *prev
         char *miss = g_strdup_printf("pgnfs_cache_misses_total{cache=\"%s\"}", name);
         char *ent = g_strdup_printf("pgnfs_cache_entries{cache=\"%s\"}", name);
         char *cap = g_strdup_printf("pgnfs_cache_capacity{cache=\"%s\"}", name);
+        char *wait = g_strdup_printf("pgnfs_cache_waits_total{cache=\"%s\"}", name);
         double h = pgnfs_delta(cur, prev, hit), m = pgnfs_delta(cur, prev, miss);
+        double w = pgnfs_delta(cur, prev, wait);
         double e = pgnfs_get(cur, ent, NULL), c = pgnfs_get(cur, cap, NULL);
         if (h + m > 0)
             g_string_append_printf(out, "%s %.1f%% hits of %.0f lookups", name, 100.0 * h / (h + m),
                                    h + m);
         else
             g_string_append_printf(out, "%s no lookups", name);
+        if (w > 0)
+            g_string_append_printf(out, " (%.0f waited for another's fetch)", w);
         if (c > 0)
             g_string_append_printf(out, ", %.0f%% full", 100.0 * e / c);
+        g_free(wait);
         g_free(hit);
         g_free(miss);
         g_free(ent);

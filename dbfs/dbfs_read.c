@@ -39,7 +39,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
