@@ -75,6 +75,17 @@ void td_close(td_fs *t)
     memset(t, 0, sizeof *t);
 }
 
+dbfs_cache_figures td_cache(const dbfs *fs, const char *name)
+{
+    dbfs_cache_figures f[DBFS_CACHES_MAX];
+    unsigned n = dbfs_cache_stats(fs, f, DBFS_CACHES_MAX);
+
+    for (unsigned i = 0; i < n; i++)
+        if (strcmp(f[i].name, name) == 0)
+            return f[i];
+    g_error("no %s row in dbfs_cache_stats", name);
+}
+
 dbfs_cred td_root(void)
 {
     dbfs_cred c = {0};

@@ -32,6 +32,8 @@ void td_open_opts(td_fs *t, uint32_t chunk_size, bool relatime);
 /* td_open_opts in the base64 encoding (the run's layout; no relatime). */
 void td_open_base64(td_fs *t, uint32_t chunk_size);
 void td_close(td_fs *t);
+/* The row of dbfs_cache_stats of the cache called name ("buffer", ...). */
+dbfs_cache_figures td_cache(const dbfs *fs, const char *name);
 
 /* The root user, and an ordinary user uid with primary group gid and the
  * given supplementary groups (n of them). */

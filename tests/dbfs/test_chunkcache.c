@@ -65,18 +65,6 @@ static void tk_close(tk_fs *t)
     g_free(t->conninfo);
 }
 
-/* The buffer cache's row of dbfs_cache_stats. */
-static dbfs_cache_figures tk_buffer(const dbfs *fs)
-{
-    dbfs_cache_figures f[DBFS_CACHES_MAX];
-    unsigned n = dbfs_cache_stats(fs, f, DBFS_CACHES_MAX);
-
-    for (unsigned i = 0; i < n; i++)
-        if (strcmp(f[i].name, "buffer") == 0)
-            return f[i];
-    g_error("no buffer cache row in dbfs_cache_stats");
-}
-
 /* Read [off, off + len) through connection c and through the truth; both
  * must answer alike. Returns the status. */
 static int tk_read_eq(tk_fs *t, dbfs_conn *c, dbfs_fh fh, uint64_t off, uint32_t len)
@@ -187,11 +175,11 @@ static void coherence(dbfs_storage st, bool stat_cache)
 
     /* A write that fails changes nothing: the next read still hits. */
     tk_read_eq(&t, t.c2, fh, 0, 30000);
-    b0 = tk_buffer(t.fs);
+    b0 = td_cache(t.fs, "buffer");
     dbfs_stable stb;
     td_rc(dbfs_write(t.c1, &other, fh, 0, d, 100, DBFS_FILE_SYNC, &stb, &w), -EACCES);
     tk_read_eq(&t, t.c2, fh, 0, 30000);
-    b1 = tk_buffer(t.fs);
+    b1 = td_cache(t.fs, "buffer");
     g_assert_cmpuint(b1.hits - b0.hits, ==, 2);
     g_assert_cmpuint(b1.misses, ==, b0.misses);
 
@@ -254,12 +242,12 @@ static void round_trips(bool stat_cache)
     tk_write(t.c1, &root, td_fh(&f), 0, d, sizeof d);
     /* The first read fills (and moves atime, which is due after a write). */
     td_rc(dbfs_read(t.c2, &root, td_fh(&f), 0, sizeof back, back, &n, &eof, &a), 0);
-    dbfs_cache_figures b0 = tk_buffer(t.fs);
+    dbfs_cache_figures b0 = td_cache(t.fs, "buffer");
     uint64_t trips = dbfs_conn_round_trips(t.c2);
     td_rc(dbfs_read(t.c2, &root, td_fh(&f), 100, 10000, back, &n, &eof, &a), 0);
     g_assert_cmpuint(n, ==, 10000);
     g_assert_cmpmem(back, 10000, d + 100, 10000);
-    dbfs_cache_figures b1 = tk_buffer(t.fs);
+    dbfs_cache_figures b1 = td_cache(t.fs, "buffer");
     g_assert_cmpuint(dbfs_conn_round_trips(t.c2) - trips, ==, stat_cache ? 0 : 1);
     g_assert_cmpuint(b1.hits - b0.hits, ==, 3);
     g_assert_cmpuint(b1.misses - b0.misses, ==, 0);
@@ -449,7 +437,7 @@ static void stress(dbfs_storage st, bool stat_cache)
     g_atomic_int_set(&s.stop, 1);
     for (int i = 0; i < TK_READERS; i++)
         g_thread_join(th[i]);
-    dbfs_cache_figures bf = tk_buffer(t.fs);
+    dbfs_cache_figures bf = td_cache(t.fs, "buffer");
     g_test_message("%d and %d reads against %d writes; buffer hits %" G_GUINT64_FORMAT
                    ", misses %" G_GUINT64_FORMAT,
                    s.reads[0], s.reads[1], v - 1, bf.hits, bf.misses);

@@ -59,18 +59,6 @@ static void tl_close(tl_pair *p)
     td_close(&p->t);
 }
 
-/* The listing cache's counters. */
-static dbfs_cache_figures tl_figures(dbfs *fs)
-{
-    dbfs_cache_figures f[DBFS_CACHES_MAX];
-    unsigned n = dbfs_cache_stats(fs, f, DBFS_CACHES_MAX);
-
-    for (unsigned i = 0; i < n; i++)
-        if (strcmp(f[i].name, "listing") == 0)
-            return f[i];
-    g_assert_not_reached();
-}
-
 /* One entry as text: cookie, inode, name, and for plus what a client
  * sees of the attributes (atime aside: reading may move it). */
 static void tl_entry_text(GString *s, const dbfs_dirent *e, bool plus)
@@ -188,7 +176,7 @@ static void test_same(void)
             g_free(got);
         }
     /* Unchanged: from memory, both kinds. */
-    before = tl_figures(p.t.fs);
+    before = td_cache(p.t.fs, "listing");
     g_assert_true(before.enabled);
     g_assert_cmpuint(before.hits, >, 0);
     td_trips(&p.t);
@@ -197,7 +185,7 @@ static void test_same(void)
         g_free(got);
     }
     g_assert_cmpuint(td_trips(&p.t), ==, 0);
-    after = tl_figures(p.t.fs);
+    after = td_cache(p.t.fs, "listing");
     g_assert_cmpuint(after.hits, >=, before.hits + 2 * 12);
     /* Resuming from the middle, and from a cookie past the end. */
     g_free(tl_list_from(p.rc, dh, 10, true, 0, 2, &mid));
@@ -337,18 +325,18 @@ static void test_large(void)
     dbfs_attr d = tl_populate(&p, p.t.root, "big", 60);
     dbfs_attr s = tl_populate(&p, p.t.root, "small", 3);
     tl_expect_same(&p, td_fh(&d), "nothing (large)");
-    before = tl_figures(p.t.fs);
+    before = td_cache(p.t.fs, "listing");
     tl_expect_same(&p, td_fh(&d), "nothing (large, again)");
-    after = tl_figures(p.t.fs);
+    after = td_cache(p.t.fs, "listing");
     g_assert_cmpuint(after.hits, ==, before.hits);
     g_assert_cmpuint(after.misses, >, before.misses);
     /* A small one beside it is still cached. */
     tl_expect_same(&p, td_fh(&s), "nothing (small)");
-    before = tl_figures(p.t.fs);
+    before = td_cache(p.t.fs, "listing");
     td_trips(&p.t);
     g_free(tl_list(p.t.c, td_fh(&s), 1000, true));
     g_assert_cmpuint(td_trips(&p.t), ==, 0);
-    after = tl_figures(p.t.fs);
+    after = td_cache(p.t.fs, "listing");
     g_assert_cmpuint(after.hits, ==, before.hits + 1);
     tl_close(&p);
 }

@@ -134,30 +134,78 @@ static void tr_exec(PGconn *pg, const char *sql)
     PQclear(r);
 }
 
-/* The buffer cache's row of dbfs_cache_stats. */
-static dbfs_cache_figures tr_buffer(const dbfs *fs)
-{
-    dbfs_cache_figures f[DBFS_CACHES_MAX];
-    unsigned n = dbfs_cache_stats(fs, f, DBFS_CACHES_MAX);
-
-    for (unsigned i = 0; i < n; i++)
-        if (strcmp(f[i].name, "buffer") == 0)
-            return f[i];
-    g_error("no buffer cache row in dbfs_cache_stats");
-}
-
 /* Wait (deadline 60 s) until n READs in all waited for another's fetch. */
 static void tr_wait_waits(const dbfs *fs, uint64_t n)
 {
     gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+    uint64_t got;
 
-    while (tr_buffer(fs).waits < n) {
+    while ((got = td_cache(fs, "buffer").waits) < n) {
         if (g_get_monotonic_time() > deadline)
             g_error("%" G_GUINT64_FORMAT
                     " READs waited for a fetch after 60 s, not %" G_GUINT64_FORMAT,
-                    tr_buffer(fs).waits, n);
+                    got, n);
         g_usleep(10000);
     }
+}
+
+/* Two READs of the stream begun at chunk 0, a of chunk ka and b of chunk
+ * kb, each on a connection of its own, while a session holds the data
+ * table locked. */
+typedef struct {
+    td_fs t;
+    unsigned char *data;
+    dbfs_attr f;
+    tr_reader a, b;
+    PGconn *lock;
+    GThread *ta, *tb;
+} tr_pair;
+
+static void tr_pair_open(tr_pair *p, unsigned ka, unsigned kb)
+{
+    dbfs_cred root = td_root();
+
+    p->data = g_malloc(CS * CHUNKS);
+    p->f = tr_setup(&p->t, p->data);
+    p->a = (tr_reader){.fh = td_fh(&p->f), .k = ka};
+    p->b = (tr_reader){.fh = td_fh(&p->f), .k = kb};
+    p->lock = PQconnectdb(p->t.conninfo);
+    g_assert_cmpint(PQstatus(p->lock), ==, CONNECTION_OK);
+    td_rc(dbfs_conn_open(p->t.fs, &p->a.c), 0);
+    td_rc(dbfs_conn_open(p->t.fs, &p->b.c), 0);
+    /* The stream begins: chunk 0. */
+    td_read(&p->t, &root, td_fh(&p->f), 0, p->a.buf, CS);
+    tr_exec(p->lock, "BEGIN");
+    tr_exec(p->lock, "LOCK TABLE allfiles IN ACCESS EXCLUSIVE MODE");
+}
+
+/* Start a, and once it waits for the lock, b. */
+static void tr_pair_start(tr_pair *p)
+{
+    p->ta = g_thread_new("a", tr_read, &p->a);
+    tr_wait_blocked(p->lock, 1);
+    p->tb = g_thread_new("b", tr_read, &p->b);
+}
+
+/* Let them go; both got their chunks right. */
+static void tr_pair_finish(tr_pair *p)
+{
+    tr_exec(p->lock, "ROLLBACK");
+    g_thread_join(p->ta);
+    g_thread_join(p->tb);
+    PQfinish(p->lock);
+    td_rc(p->a.rc, 0);
+    td_rc(p->b.rc, 0);
+    g_assert_cmpmem(p->a.buf, CS, p->data + (size_t)p->a.k * CS, CS);
+    g_assert_cmpmem(p->b.buf, CS, p->data + (size_t)p->b.k * CS, CS);
+}
+
+static void tr_pair_close(tr_pair *p)
+{
+    dbfs_conn_close(p->a.c);
+    dbfs_conn_close(p->b.c);
+    td_close(&p->t);
+    g_free(p->data);
 }
 
 /* A stream's READ at the database (the data table locked meanwhile) reads
@@ -165,41 +213,17 @@ static void tr_wait_waits(const dbfs *fs, uint64_t n)
  * for it and is served from the buffer cache with no round trip. */
 static void test_wait(void)
 {
-    unsigned char *data = g_malloc(CS * CHUNKS);
-    dbfs_cred root = td_root();
-    td_fs t;
-    dbfs_attr f = tr_setup(&t, data);
-    tr_reader a = {.fh = td_fh(&f), .k = 1}, b = {.fh = td_fh(&f), .k = 2};
-    PGconn *lock = PQconnectdb(t.conninfo);
-    GThread *ta, *tb;
+    tr_pair p;
     uint64_t b_trips;
 
-    g_assert_cmpint(PQstatus(lock), ==, CONNECTION_OK);
-    td_rc(dbfs_conn_open(t.fs, &a.c), 0);
-    td_rc(dbfs_conn_open(t.fs, &b.c), 0);
-    /* The stream begins: chunk 0. */
-    td_read(&t, &root, td_fh(&f), 0, a.buf, CS);
-    b_trips = dbfs_conn_round_trips(b.c);
-    tr_exec(lock, "BEGIN");
-    tr_exec(lock, "LOCK TABLE allfiles IN ACCESS EXCLUSIVE MODE");
     /* a fetches chunk 1 and, ahead, chunk 2; b asks for chunk 2. */
-    ta = g_thread_new("a", tr_read, &a);
-    tr_wait_blocked(lock, 1);
-    tb = g_thread_new("b", tr_read, &b);
-    tr_wait_waits(t.fs, 1);
-    tr_exec(lock, "ROLLBACK");
-    g_thread_join(ta);
-    g_thread_join(tb);
-    PQfinish(lock);
-    td_rc(a.rc, 0);
-    td_rc(b.rc, 0);
-    g_assert_cmpmem(a.buf, CS, data + (size_t)1 * CS, CS);
-    g_assert_cmpmem(b.buf, CS, data + (size_t)2 * CS, CS);
-    g_assert_cmpuint(dbfs_conn_round_trips(b.c) - b_trips, ==, 0);
-    dbfs_conn_close(a.c);
-    dbfs_conn_close(b.c);
-    td_close(&t);
-    g_free(data);
+    tr_pair_open(&p, 1, 2);
+    b_trips = dbfs_conn_round_trips(p.b.c);
+    tr_pair_start(&p);
+    tr_wait_waits(p.t.fs, 1);
+    tr_pair_finish(&p);
+    g_assert_cmpuint(dbfs_conn_round_trips(p.b.c) - b_trips, ==, 0);
+    tr_pair_close(&p);
 }
 
 /* Two READs of a stream at the database at once: the one behind stops its
@@ -207,48 +231,27 @@ static void test_wait(void)
  * twice. */
 static void test_trim(void)
 {
-    unsigned char *data = g_malloc(CS * CHUNKS), buf[CS];
     dbfs_cred root = td_root();
-    td_fs t;
-    dbfs_attr f = tr_setup(&t, data);
-    tr_reader a = {.fh = td_fh(&f), .k = 3}, b = {.fh = td_fh(&f), .k = 1};
-    PGconn *lock = PQconnectdb(t.conninfo);
-    GThread *ta, *tb;
+    unsigned char buf[CS];
+    tr_pair p;
     uint64_t inserts;
 
-    g_assert_cmpint(PQstatus(lock), ==, CONNECTION_OK);
-    td_rc(dbfs_conn_open(t.fs, &a.c), 0);
-    td_rc(dbfs_conn_open(t.fs, &b.c), 0);
-    td_read(&t, &root, td_fh(&f), 0, buf, CS);
-    inserts = tr_buffer(t.fs).inserts;
-    tr_exec(lock, "BEGIN");
-    tr_exec(lock, "LOCK TABLE allfiles IN ACCESS EXCLUSIVE MODE");
     /* a fetches chunks 3 and 4 (window 1); b chunk 1 and ahead (window
      * 2) chunk 2, not 3. */
-    ta = g_thread_new("a", tr_read, &a);
-    tr_wait_blocked(lock, 1);
-    tb = g_thread_new("b", tr_read, &b);
-    tr_wait_blocked(lock, 2);
-    tr_exec(lock, "ROLLBACK");
-    g_thread_join(ta);
-    g_thread_join(tb);
-    PQfinish(lock);
-    td_rc(a.rc, 0);
-    td_rc(b.rc, 0);
-    g_assert_cmpmem(a.buf, CS, data + (size_t)3 * CS, CS);
-    g_assert_cmpmem(b.buf, CS, data + (size_t)1 * CS, CS);
+    tr_pair_open(&p, 3, 1);
+    inserts = td_cache(p.t.fs, "buffer").inserts;
+    tr_pair_start(&p);
+    tr_wait_blocked(p.lock, 2);
+    tr_pair_finish(&p);
     /* Chunks 1 to 4, each stored once. */
-    g_assert_cmpuint(tr_buffer(t.fs).inserts - inserts, ==, 4);
-    td_trips(&t);
+    g_assert_cmpuint(td_cache(p.t.fs, "buffer").inserts - inserts, ==, 4);
+    td_trips(&p.t);
     for (unsigned k = 1; k <= 4; k++) {
-        td_read(&t, &root, td_fh(&f), (uint64_t)k * CS, buf, CS);
-        g_assert_cmpmem(buf, CS, data + (size_t)k * CS, CS);
+        td_read(&p.t, &root, td_fh(&p.f), (uint64_t)k * CS, buf, CS);
+        g_assert_cmpmem(buf, CS, p.data + (size_t)k * CS, CS);
     }
-    g_assert_cmpuint(td_trips(&t), ==, 0);
-    dbfs_conn_close(a.c);
-    dbfs_conn_close(b.c);
-    td_close(&t);
-    g_free(data);
+    g_assert_cmpuint(td_trips(&p.t), ==, 0);
+    tr_pair_close(&p);
 }
 
 int main(int argc, char **argv)

@@ -62,17 +62,6 @@ static void sm_close(sm_fs *t)
     g_free(t->conninfo);
 }
 
-static dbfs_cache_figures sm_figures(const dbfs *fs, const char *name)
-{
-    dbfs_cache_figures f[DBFS_CACHES_MAX];
-    unsigned n = dbfs_cache_stats(fs, f, DBFS_CACHES_MAX);
-
-    for (unsigned i = 0; i < n; i++)
-        if (strcmp(f[i].name, name) == 0)
-            return f[i];
-    g_error("no %s row in dbfs_cache_stats", name);
-}
-
 static dbfs_attr sm_create(dbfs_conn *c, dbfs_fh dir, const char *name)
 {
     dbfs_cred root = {0};
@@ -142,7 +131,7 @@ static void test_round_trips(void)
     for (int unstable = 0; unstable <= 1; unstable++) {
         dbfs_attr f = sm_create(t.c1, t.root, unstable ? "u" : "s");
         sm_write(t.c1, td_fh(&f), 0, d, 5000, unstable);
-        dbfs_cache_figures s0 = sm_figures(t.fs, "small");
+        dbfs_cache_figures s0 = td_cache(t.fs, "small");
         uint64_t trips = dbfs_conn_round_trips(t.c2);
         td_rc(dbfs_read(t.c2, &root, td_fh(&f), 0, sizeof back, back, &n, &eof, &a), 0);
         g_assert_cmpuint(n, ==, 5000);
@@ -153,7 +142,7 @@ static void test_round_trips(void)
         g_assert_cmpuint(n, ==, 1000);
         g_assert_cmpmem(back, n, d + 4000, 1000);
         g_assert_cmpuint(dbfs_conn_round_trips(t.c2) - trips, ==, 0);
-        g_assert_cmpuint(sm_figures(t.fs, "small").hits - s0.hits, ==, 2);
+        g_assert_cmpuint(td_cache(t.fs, "small").hits - s0.hits, ==, 2);
     }
     /* Above small_file_bytes: not kept, so a round trip (no buffer
      * cache). */
@@ -405,7 +394,7 @@ static void stress(bool buffer)
     g_atomic_int_set(&s.stop, 1);
     for (int i = 0; i < SS_READERS; i++)
         g_thread_join(rt[i]);
-    dbfs_cache_figures sf = sm_figures(t.fs, "small");
+    dbfs_cache_figures sf = td_cache(t.fs, "small");
     g_test_message("%d and %d reads against %d and %d writes; small-file hits %" G_GUINT64_FORMAT
                    ", misses %" G_GUINT64_FORMAT,
                    s.reads[0], s.reads[1], s.writes[0], s.writes[1], sf.hits, sf.misses);
