@@ -13,12 +13,15 @@
  *       given). With --conns N, N connections at once, each copying an
  *       equal run of the chunks in transactions of its own. Prints rows,
  *       chunk, connections, transactions, seconds, mb_s.
- *   pgceiling CONNINFO read [--table T] [--inode N] [--conns N]
+ *   pgceiling CONNINFO read [--table T] [--inode N] [--conns N] [--statement N]
  *       time SELECT chunk, data FROM T WHERE inode = N AND chunk in a range
  *       ORDER BY chunk, the result in binary, row by row (single-row mode),
  *       checking the bytes; with --conns N, N connections at once, each
- *       reading an equal run of the chunks. Prints bytes, rows,
- *       connections, seconds, mb_s.
+ *       reading an equal run of the chunks; with --statement N, each run
+ *       in statements of N chunks. Prints bytes, rows, connections,
+ *       statements, seconds, mb_s, and backend_cpu_s: the CPU time
+ *       (user + system) of the connections' backends over the reads, when
+ *       they run on this machine (/proc/PID/stat readable; else -).
  *   pgceiling CONNINFO drop [--table T] [--inode N]
  *       delete the rows of inode N.
  *
@@ -46,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libpq-fe.h>
 
@@ -60,6 +64,7 @@ typedef struct {
     uint32_t chunk;
     uint64_t batch;
     unsigned conns;
+    uint64_t statement; /* read: chunks per statement (0: the whole run) */
 } pc_opts;
 
 static double pc_now(void)
@@ -248,8 +253,9 @@ typedef struct {
     uint64_t size; /* of the whole file */
     uint64_t first, last;
     pthread_barrier_t *bar;
-    uint64_t rows, bytes, txns;
+    uint64_t rows, bytes, txns, statements;
     double end;
+    double cpu; /* read: the backend's CPU seconds; < 0: unknown */
 } pc_part;
 
 static PGconn *pc_connect(const char *conninfo)
@@ -322,6 +328,32 @@ static void *pc_write_part(void *arg)
     return NULL;
 }
 
+/* The CPU seconds (user + system) process pid has used, or -1 when its
+ * /proc entry cannot be read (a server on another machine). */
+static double pc_cpu_of(int pid)
+{
+    char path[64], buf[1024], *p;
+    unsigned long long ut, st;
+    FILE *f;
+    size_t n;
+
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    if (!(f = fopen(path, "r")))
+        return -1;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* After the command name's closing parenthesis: state, then fields 4
+     * to 13, then utime and stime (proc(5)). */
+    if (!(p = strrchr(buf, ')')) ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static void pc_read_run(PGconn *db, const pc_opts *o, const char *sql, const char *const *params,
+                        pc_part *pt);
+
 /* A thread: SELECT the part's chunks in order (binary, row by row), checking them. */
 static void *pc_read_part(void *arg)
 {
@@ -331,16 +363,37 @@ static void *pc_read_part(void *arg)
     char *t = pc_ident(db, o->table);
     char sql[512], inode[32], first[32], last[32];
     const char *params[3] = {inode, first, last};
-    PGresult *r;
+    double cpu0, cpu1;
+    uint64_t to;
 
     snprintf(sql, sizeof sql,
              "SELECT chunk, data FROM %s WHERE inode = $1 AND chunk >= $2 AND chunk < $3 "
              "ORDER BY chunk",
              t);
     snprintf(inode, sizeof inode, "%" PRIu64, o->inode);
-    snprintf(first, sizeof first, "%" PRIu64, pt->first);
-    snprintf(last, sizeof last, "%" PRIu64, pt->last);
     pthread_barrier_wait(pt->bar);
+    cpu0 = pc_cpu_of(PQbackendPID(db));
+    for (uint64_t from = pt->first; from < pt->last; from = to) {
+        to = o->statement && pt->last - from > o->statement ? from + o->statement : pt->last;
+        snprintf(first, sizeof first, "%" PRIu64, from);
+        snprintf(last, sizeof last, "%" PRIu64, to);
+        pc_read_run(db, o, sql, params, pt);
+        pt->statements++;
+    }
+    cpu1 = pc_cpu_of(PQbackendPID(db));
+    pt->cpu = cpu0 < 0 || cpu1 < 0 ? -1 : cpu1 - cpu0;
+    pt->end = pc_now();
+    PQfreemem(t);
+    PQfinish(db);
+    return NULL;
+}
+
+/* One statement of a read: its rows, checked, counted into pt. */
+static void pc_read_run(PGconn *db, const pc_opts *o, const char *sql, const char *const *params,
+                        pc_part *pt)
+{
+    PGresult *r;
+
     if (!PQsendQueryParams(db, sql, 3, NULL, params, NULL, NULL, 1))
         pc_die(db, "%s", sql);
     if (!PQsetSingleRowMode(db))
@@ -367,10 +420,6 @@ static void *pc_read_part(void *arg)
         }
         PQclear(r);
     }
-    pt->end = pc_now();
-    PQfreemem(t);
-    PQfinish(db);
-    return NULL;
 }
 
 /*
@@ -384,8 +433,8 @@ static void pc_parts(const char *conninfo, const pc_opts *o, uint64_t size, void
     pc_part *pt = calloc(o->conns, sizeof *pt);
     pthread_t *th = calloc(o->conns, sizeof *th);
     pthread_barrier_t bar;
-    uint64_t rows = 0, bytes = 0, txns = 0;
-    double t0, t1 = 0;
+    uint64_t rows = 0, bytes = 0, txns = 0, statements = 0;
+    double t0, t1 = 0, cpu = 0;
 
     if (!pt || !th)
         pc_die(NULL, "out of memory");
@@ -407,6 +456,8 @@ static void pc_parts(const char *conninfo, const pc_opts *o, uint64_t size, void
         rows += pt[i].rows;
         bytes += pt[i].bytes;
         txns += pt[i].txns;
+        statements += pt[i].statements;
+        cpu = cpu < 0 || pt[i].cpu < 0 ? -1 : cpu + pt[i].cpu;
         t1 = pt[i].end > t1 ? pt[i].end : t1;
     }
     pthread_barrier_destroy(&bar);
@@ -414,7 +465,13 @@ static void pc_parts(const char *conninfo, const pc_opts *o, uint64_t size, void
            o->conns);
     if (fn == pc_write_part)
         printf("transactions %" PRIu64 "\n", txns);
+    if (fn == pc_read_part)
+        printf("statements %" PRIu64 "\n", statements);
     printf("seconds %.6f\nmb_s %.3f\n", t1 - t0, (double)bytes / 1e6 / (t1 - t0));
+    if (fn == pc_read_part && cpu >= 0)
+        printf("backend_cpu_s %.2f\n", cpu);
+    else if (fn == pc_read_part)
+        printf("backend_cpu_s -\n");
     free(th);
     free(pt);
 }
@@ -476,7 +533,7 @@ int main(int argc, char **argv)
 
     if (argc < 3) {
         fputs("usage: pgceiling CONNINFO write SIZE|read|drop [--table T] [--inode N] "
-              "[--chunk N] [--batch N] [--conns N]\n",
+              "[--chunk N] [--batch N] [--conns N] [--statement N]\n",
               stderr);
         return 2;
     }
@@ -500,6 +557,8 @@ int main(int argc, char **argv)
             o.batch = pc_size_arg(argv[i + 1]);
         else if (!strcmp(argv[i], "--conns"))
             o.conns = (unsigned)pc_size_arg(argv[i + 1]);
+        else if (!strcmp(argv[i], "--statement"))
+            o.statement = pc_size_arg(argv[i + 1]);
         else
             pc_die(NULL, "unknown option %s", argv[i]);
     }
