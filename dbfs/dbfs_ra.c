@@ -104,7 +104,9 @@ uint64_t dbfs_ra_begin(dbfs *fs, uint64_t ino, uint64_t first, uint64_t own_last
     uint64_t seq = 0;
 
     g_mutex_lock(&sl->lock);
-    for (int i = 0; i<DBFS_RA_FLIGHTS && * flast> own_last; i++) {
+    for (int i = 0; i < DBFS_RA_FLIGHTS; i++) {
+        if (*flast <= own_last)
+            break; /* no read-ahead (left) */
         if (sl->fl[i].seq == 0 || sl->fl[i].ino != ino || sl->fl[i].last <= own_last ||
             sl->fl[i].first > *flast)
             continue;

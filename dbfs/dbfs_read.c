@@ -12,14 +12,14 @@
  *   is fetching waits for that fetch and is served from the buffer cache
  *   (dbfs_ra_wait), and a read-ahead stops where another fetch of the
  *   file begins (dbfs_ra_begin), so no chunk is fetched twice. With the
- *   buffer cache, the chunks already cached are left out of the range asked for;
- *   they are used only if their ctime tag is the file's ctime in that
- *   snapshot, or the buffer cache's history of the file's writes shows
- *   them unchanged since (cache_chunk_current; else, rarely, a second
- *   batch reads the whole range). When the stat
- *   cache knows the file and every chunk is cached as of its ctime, and no
- *   atime update is due, the READ makes no round trip at all; on an async
- *   export a due atime update does not stop that: it is deferred to the
+ *   buffer cache, the chunks already cached are left out of the range
+ *   asked for; they are used only if their ctime tag is the file's ctime
+ *   in that snapshot, or the buffer cache's history of the file's writes
+ *   shows them unchanged since (cache_chunk_current; else, rarely, a
+ *   second batch reads the whole range). When the stat cache knows the
+ *   file and every chunk is cached as of its ctime, and no atime update
+ *   is due, the READ makes no round trip at all; on an async export a
+ *   due atime update does not stop that: it is deferred to the
  *   write-back flusher (dbfs_atime.h).
  *
  *   The metadata caches see every READ: the attributes it read (a read),

@@ -351,8 +351,39 @@ static double pc_cpu_of(int pid)
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* One statement of a read: its rows, checked, counted into pt. */
 static void pc_read_run(PGconn *db, const pc_opts *o, const char *sql, const char *const *params,
-                        pc_part *pt);
+                        pc_part *pt)
+{
+    PGresult *r;
+
+    if (!PQsendQueryParams(db, sql, 3, NULL, params, NULL, NULL, 1))
+        pc_die(db, "%s", sql);
+    if (!PQsetSingleRowMode(db))
+        pc_die(db, "PQsetSingleRowMode");
+    while ((r = PQgetResult(db)) != NULL) {
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_SINGLE_TUPLE) {
+            uint64_t chunk = pc_get64((const unsigned char *)PQgetvalue(r, 0, 0));
+            const unsigned char *data = (const unsigned char *)PQgetvalue(r, 0, 1);
+            size_t n = (size_t)PQgetlength(r, 0, 1);
+            uint64_t off = chunk * o->chunk;
+            long long bad = pat_check(data, off, n, PAT_SEED_SEQ, PC_SAMPLES);
+            if (bad >= 0) {
+                PQclear(r);
+                pc_die(NULL, "chunk %" PRIu64 ": wrong data at offset %" PRIu64, chunk,
+                       off + (uint64_t)bad);
+            }
+            pt->bytes += n;
+            pt->rows++;
+        } else if (st != PGRES_TUPLES_OK) {
+            fprintf(stderr, "pgceiling: %s: %s", sql, PQresultErrorMessage(r));
+            PQclear(r);
+            exit(1);
+        }
+        PQclear(r);
+    }
+}
 
 /* A thread: SELECT the part's chunks in order (binary, row by row), checking them. */
 static void *pc_read_part(void *arg)
@@ -386,40 +417,6 @@ static void *pc_read_part(void *arg)
     PQfreemem(t);
     PQfinish(db);
     return NULL;
-}
-
-/* One statement of a read: its rows, checked, counted into pt. */
-static void pc_read_run(PGconn *db, const pc_opts *o, const char *sql, const char *const *params,
-                        pc_part *pt)
-{
-    PGresult *r;
-
-    if (!PQsendQueryParams(db, sql, 3, NULL, params, NULL, NULL, 1))
-        pc_die(db, "%s", sql);
-    if (!PQsetSingleRowMode(db))
-        pc_die(db, "PQsetSingleRowMode");
-    while ((r = PQgetResult(db)) != NULL) {
-        ExecStatusType st = PQresultStatus(r);
-        if (st == PGRES_SINGLE_TUPLE) {
-            uint64_t chunk = pc_get64((const unsigned char *)PQgetvalue(r, 0, 0));
-            const unsigned char *data = (const unsigned char *)PQgetvalue(r, 0, 1);
-            size_t n = (size_t)PQgetlength(r, 0, 1);
-            uint64_t off = chunk * o->chunk;
-            long long bad = pat_check(data, off, n, PAT_SEED_SEQ, PC_SAMPLES);
-            if (bad >= 0) {
-                PQclear(r);
-                pc_die(NULL, "chunk %" PRIu64 ": wrong data at offset %" PRIu64, chunk,
-                       off + (uint64_t)bad);
-            }
-            pt->bytes += n;
-            pt->rows++;
-        } else if (st != PGRES_TUPLES_OK) {
-            fprintf(stderr, "pgceiling: %s: %s", sql, PQresultErrorMessage(r));
-            PQclear(r);
-            exit(1);
-        }
-        PQclear(r);
-    }
 }
 
 /*
