@@ -400,10 +400,10 @@ int cache_lru_visit(cache_lru *c, const void *key, size_t klen, cache_lru_visit_
     return rc;
 }
 
-/*
- * cache_lru_get -- see cache_lru.h.
- */
-long cache_lru_get(cache_lru *c, const void *key, size_t klen, void *buf, size_t buflen)
+/* cache_lru_get and cache_lru_find: the same look-up, a miss counted or
+ * not. */
+static long cache_lru_copy_value(cache_lru *c, const void *key, size_t klen, void *buf,
+                                 size_t buflen, bool count_miss)
 {
     uint64_t hash = cache_lru_hash(key, klen);
     cache_lru_shard *s = cache_lru_shard_of(c, hash);
@@ -414,7 +414,8 @@ long cache_lru_get(cache_lru *c, const void *key, size_t klen, void *buf, size_t
     pthread_mutex_lock(&s->lock);
     e = *cache_lru_slot(s, hash, key, klen);
     if (!e) {
-        s->misses++;
+        if (count_miss)
+            s->misses++;
         pthread_mutex_unlock(&s->lock);
         return -ENOENT;
     }
@@ -424,6 +425,22 @@ long cache_lru_get(cache_lru *c, const void *key, size_t klen, void *buf, size_t
     len = e->vlen;
     pthread_mutex_unlock(&s->lock);
     return (long)len;
+}
+
+/*
+ * cache_lru_get -- see cache_lru.h.
+ */
+long cache_lru_get(cache_lru *c, const void *key, size_t klen, void *buf, size_t buflen)
+{
+    return cache_lru_copy_value(c, key, klen, buf, buflen, true);
+}
+
+/*
+ * cache_lru_find -- see cache_lru.h.
+ */
+long cache_lru_find(cache_lru *c, const void *key, size_t klen, void *buf, size_t buflen)
+{
+    return cache_lru_copy_value(c, key, klen, buf, buflen, false);
 }
 
 /*

@@ -153,6 +153,13 @@ void cache_lru_free(cache_lru *c);
 long cache_lru_get(cache_lru *c, const void *key, size_t klen, void *buf, size_t buflen);
 
 /*
+ * cache_lru_find -- cache_lru_get that counts a hit only: for a look-up
+ * that, on a miss, is made again by one that counts it (an answer from
+ * memory tried first, srv_dispatch_quick).
+ */
+long cache_lru_find(cache_lru *c, const void *key, size_t klen, void *buf, size_t buflen);
+
+/*
  * cache_lru_visit -- call fn with the value of key under its shard lock and
  * make the entry most recently used. Returns fn's result, or -ENOENT (fn
  * not called). Counts a hit or a miss.

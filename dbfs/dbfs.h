@@ -333,6 +333,16 @@ bool dbfs_perm_allows(const dbfs_attr *a, const dbfs_cred *cred, unsigned want);
 int dbfs_getattr(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out);
 
 /*
+ * dbfs_getattr_quick -- dbfs_getattr from memory alone, for a caller that
+ * must not wait for the database (the server's event thread): 0 and *out,
+ * or -ESTALE, as dbfs_getattr would answer; -ENODATA when only the
+ * database can say (not cached, a snapshot's file, a transformation link
+ * whose size is still to be computed, several servers on the file
+ * system), having counted no cache miss: then call dbfs_getattr.
+ */
+int dbfs_getattr_quick(dbfs *fs, dbfs_fh fh, dbfs_attr *out);
+
+/*
  * dbfs_setattr -- change attributes with POSIX (Linux) rules: chmod by
  * owner/root, chown by root (owner may change group to one of his), size
  * needs write permission, times as utimes(2). Truncation drops and trims
@@ -348,6 +358,11 @@ int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sat
  */
 int dbfs_access(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint32_t want, uint32_t *granted,
                 dbfs_attr *attr);
+
+/* dbfs_access_quick -- dbfs_access from memory alone, as dbfs_getattr_quick
+ * (-ENODATA: call dbfs_access). */
+int dbfs_access_quick(dbfs *fs, const dbfs_cred *cred, dbfs_fh fh, uint32_t want, uint32_t *granted,
+                      dbfs_attr *attr);
 
 /* --- names (3.3.3, 3.3.8 - 3.3.15) -------------------------------------- */
 

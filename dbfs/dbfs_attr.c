@@ -53,6 +53,30 @@ int dbfs_getattr(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out)
 }
 
 /*
+ * dbfs_getattr_quick -- see dbfs.h: dbfs_getattr's answer when the stat
+ * cache has it (a transformation link passes only once its size is
+ * known; one deferred after the look-up has its hit counted twice).
+ */
+int dbfs_getattr_quick(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
+{
+    dbfs_attr a;
+    int rc;
+
+    if (fh.snap != 0)
+        return -ENODATA;
+    rc = dbfs_cache_attr_quick(fs, fh, &a);
+    if (rc == -ENOENT)
+        return -ENODATA;
+    if (rc != 0)
+        return rc;
+    if (dbfs_attr_is_xlink(&a) && a.rdev_minor != 1)
+        return -ENODATA;
+    dbfs_wb_overlay(fs, &a);
+    *out = a;
+    return 0;
+}
+
+/*
  * dbfs_setattr -- see dbfs.h. Sizes over DBFS_MAX_FILESIZE are -EFBIG
  * before any round trip; the rest is pgnfs_setattr's (one round trip),
  * whose rules its comment lists. wcc holds the attributes before and after
@@ -172,6 +196,30 @@ int dbfs_setattr(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, const dbfs_sat
     return rc;
 }
 
+/* What cred gets of want on a file of attributes a (handle fh). */
+static uint32_t dbfs_access_of(const dbfs_attr *a, const dbfs_cred *cred, dbfs_fh fh, uint32_t want)
+{
+    uint32_t g = 0;
+
+    if ((want & DBFS_ACCESS_READ) && dbfs_perm_allows(a, cred, DBFS_MAY_READ))
+        g |= DBFS_ACCESS_READ;
+    if (a->type == DBFS_DIR) {
+        if ((want & DBFS_ACCESS_LOOKUP) && dbfs_perm_allows(a, cred, DBFS_MAY_EXEC))
+            g |= DBFS_ACCESS_LOOKUP;
+        if (dbfs_perm_allows(a, cred, DBFS_MAY_WRITE | DBFS_MAY_EXEC))
+            g |= want & (DBFS_ACCESS_MODIFY | DBFS_ACCESS_EXTEND | DBFS_ACCESS_DELETE);
+    } else {
+        if (dbfs_perm_allows(a, cred, DBFS_MAY_WRITE))
+            g |= want & (DBFS_ACCESS_MODIFY | DBFS_ACCESS_EXTEND);
+        if ((want & DBFS_ACCESS_EXECUTE) && dbfs_perm_allows(a, cred, DBFS_MAY_EXEC))
+            g |= DBFS_ACCESS_EXECUTE;
+    }
+    /* A snapshot is read-only: no change is ever granted. */
+    if (fh.snap != 0)
+        g &= ~(uint32_t)(DBFS_ACCESS_MODIFY | DBFS_ACCESS_EXTEND | DBFS_ACCESS_DELETE);
+    return g;
+}
+
 /*
  * dbfs_access -- see dbfs.h. The bits follow Linux nfsd: on a directory
  * READ needs r, LOOKUP x, MODIFY, EXTEND and DELETE w and x; on anything
@@ -183,29 +231,28 @@ int dbfs_access(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint32_t want, 
                 dbfs_attr *attr)
 {
     dbfs_attr a;
-    uint32_t g = 0;
     int rc = dbfs_getattr(c, fh, &a);
 
     if (rc != 0)
         return rc;
-    if ((want & DBFS_ACCESS_READ) && dbfs_perm_allows(&a, cred, DBFS_MAY_READ))
-        g |= DBFS_ACCESS_READ;
-    if (a.type == DBFS_DIR) {
-        if ((want & DBFS_ACCESS_LOOKUP) && dbfs_perm_allows(&a, cred, DBFS_MAY_EXEC))
-            g |= DBFS_ACCESS_LOOKUP;
-        if (dbfs_perm_allows(&a, cred, DBFS_MAY_WRITE | DBFS_MAY_EXEC))
-            g |= want & (DBFS_ACCESS_MODIFY | DBFS_ACCESS_EXTEND | DBFS_ACCESS_DELETE);
-    } else {
-        if (dbfs_perm_allows(&a, cred, DBFS_MAY_WRITE))
-            g |= want & (DBFS_ACCESS_MODIFY | DBFS_ACCESS_EXTEND);
-        if ((want & DBFS_ACCESS_EXECUTE) && dbfs_perm_allows(&a, cred, DBFS_MAY_EXEC))
-            g |= DBFS_ACCESS_EXECUTE;
-    }
-    /* A snapshot is read-only: no change is ever granted. */
-    if (fh.snap != 0)
-        g &= ~(uint32_t)(DBFS_ACCESS_MODIFY | DBFS_ACCESS_EXTEND | DBFS_ACCESS_DELETE);
     if (granted)
-        *granted = g;
+        *granted = dbfs_access_of(&a, cred, fh, want);
+    if (attr)
+        *attr = a;
+    return 0;
+}
+
+/* dbfs_access_quick -- see dbfs.h. */
+int dbfs_access_quick(dbfs *fs, const dbfs_cred *cred, dbfs_fh fh, uint32_t want, uint32_t *granted,
+                      dbfs_attr *attr)
+{
+    dbfs_attr a;
+    int rc = dbfs_getattr_quick(fs, fh, &a);
+
+    if (rc != 0)
+        return rc;
+    if (granted)
+        *granted = dbfs_access_of(&a, cred, fh, want);
     if (attr)
         *attr = a;
     return 0;

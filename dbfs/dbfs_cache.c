@@ -130,6 +130,16 @@ int dbfs_cache_attr(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
 }
 
 /*
+ * dbfs_cache_attr_quick -- see dbfs_cache.h.
+ */
+int dbfs_cache_attr_quick(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
+{
+    if (!fs->cache || !fs->cache->stat || fs->coh_fresh)
+        return -ENOENT;
+    return cache_stat_find(fs->cache->stat, fh.ino, fh.gen, out);
+}
+
+/*
  * dbfs_cache_dir -- see dbfs_cache.h.
  */
 cache_dir *dbfs_cache_dir(dbfs *fs)

@@ -135,6 +135,15 @@ const cfg_client *exp_client_match(const cfg_export *e, const struct sockaddr *p
     return NULL;
 }
 
+bool exp_match_may_block(const cfg *c)
+{
+    for (unsigned i = 0; c && i < c->nexports; i++)
+        for (unsigned k = 0; k < c->exports[i].nclients; k++)
+            if (c->exports[i].clients[k].kind == CFG_CLIENT_HOST)
+                return true;
+    return false;
+}
+
 bool exp_admits(const cfg *c, const struct sockaddr *peer, socklen_t peerlen)
 {
     for (unsigned i = 0; c && i < c->nexports; i++)

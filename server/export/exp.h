@@ -50,6 +50,12 @@ const cfg_client *exp_client_match(const cfg_export *e, const struct sockaddr *p
                                    socklen_t peerlen);
 
 /*
+ * exp_match_may_block -- may matching a caller against c's exports block
+ * (does a client pattern name a host, resolved on each check)? Cannot fail.
+ */
+bool exp_match_may_block(const cfg *c);
+
+/*
  * exp_admits -- does any export of c admit peer (ignoring `secure`,
  * which is about ports, not addresses)? Resolves host-name patterns like
  * exp_client_match, so it may block; the runtime calls it from a worker.

@@ -12,6 +12,7 @@
  *   pgnfs_rpc_errors_total{prog,proc}               RPC-level error replies
  *   pgnfs_rpc_drc_hits_total{prog,proc}             duplicate request cache replays
  *   pgnfs_db_round_trips_total{prog,proc}           database round trips
+ *   pgnfs_rpc_quick_total{prog,proc}                answered on the event thread
  *   pgnfs_rpc_duration_seconds{prog,proc} histogram latency (procedures called)
  *   pgnfs_rpc_events_total{event}                   bad calls, PROG_UNAVAIL, ...
  *   pgnfs_nfs3_replies_total{status}                NFSv3 replies by status

@@ -9,12 +9,17 @@
  *   FSINFO and PATHCONF read the object's attributes too, so a stale handle
  *   is answered STALE and the reply carries post-op attributes.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "nfs3_proc.h"
 
 /* Largest link count: fileatt.nlink is a PostgreSQL int (int32). */
 #define NFS3_LINK_MAX 2147483647u
+/* The ACCESS bits RFC 1813 defines (3.3.4); others are never granted. */
+#define NFS3_ACCESS_KNOWN                                                                          \
+    (ACCESS3_READ | ACCESS3_LOOKUP | ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE |            \
+     ACCESS3_EXECUTE)
 /* Preferred READDIR size we advertise (FSINFO dtpref). */
 #define NFS3_DTPREF (64u * 1024u)
 
@@ -41,6 +46,39 @@ void nfs3_proc_getattr(srv_req *req, void *argp, void *resp)
     res->status = st;
     if (st == NFS3_OK)
         nfs3_fattr(req->srv->info, &attr, &res->GETATTR3res_u.resok.obj_attributes);
+}
+
+/* NULL from the event thread: nothing to do there either. */
+bool nfs3_quick_null(srv_req *req, void *argp, void *resp)
+{
+    nfs3_proc_null(req, argp, resp);
+    return true;
+}
+
+/* GETATTR from the event thread: what nfs3_proc_getattr answers, when the
+ * export's client patterns are addresses (a host name is resolved, which
+ * may block) and the attributes are in memory (dbfs_getattr_quick). */
+bool nfs3_quick_getattr(srv_req *req, void *argp, void *resp)
+{
+    const GETATTR3args *args = argp;
+    GETATTR3res *res = resp;
+    dbfs_fh fh;
+    dbfs_attr attr;
+    nfsstat3 st;
+
+    if (exp_match_may_block(req->srv->cfg))
+        return false;
+    st = nfs3_fh_in(req, &args->object, &fh);
+    if (st == NFS3_OK) {
+        int rc = dbfs_getattr_quick(req->srv->fs, fh, &attr);
+        if (rc == -ENODATA)
+            return false;
+        st = nfs3_errno_to_stat(rc, NFSPROC3_GETATTR);
+    }
+    res->status = st;
+    if (st == NFS3_OK)
+        nfs3_fattr(req->srv->info, &attr, &res->GETATTR3res_u.resok.obj_attributes);
+    return true;
 }
 
 /* SETATTR: change attributes, optionally guarded by ctime (RFC 1813 3.3.2). */
@@ -77,13 +115,23 @@ void nfs3_proc_setattr(srv_req *req, void *argp, void *resp)
         nfs3_wcc(req->srv->info, &wcc, &res->SETATTR3res_u.resfail.obj_wcc);
 }
 
+/* ACCESS's reply from the attributes and grants dbfs gave, or its status. */
+static void nfs3_access_res(srv_req *req, const ACCESS3args *args, ACCESS3res *res, nfsstat3 st,
+                            uint32_t granted, const dbfs_attr *attr)
+{
+    res->status = st;
+    if (st != NFS3_OK)
+        return;
+    if (nfs3_read_only(req))
+        granted &= ~(uint32_t)(ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
+    nfs3_post_op_attr_of(req->srv->info, attr, &res->ACCESS3res_u.resok.obj_attributes);
+    res->ACCESS3res_u.resok.access = granted & args->access;
+}
+
 /* ACCESS: which of the asked permissions the caller has (RFC 1813 3.3.4). */
 void nfs3_proc_access(srv_req *req, void *argp, void *resp)
 {
     const ACCESS3args *args = argp;
-    ACCESS3res *res = resp;
-    const uint32_t known = ACCESS3_READ | ACCESS3_LOOKUP | ACCESS3_MODIFY | ACCESS3_EXTEND |
-                           ACCESS3_DELETE | ACCESS3_EXECUTE;
     dbfs_fh fh;
     dbfs_attr attr;
     uint32_t granted = 0;
@@ -92,15 +140,32 @@ void nfs3_proc_access(srv_req *req, void *argp, void *resp)
     st = nfs3_fh_in(req, &args->object, &fh);
     if (st == NFS3_OK)
         st = nfs3_errno_to_stat(
-            dbfs_access(req->db, &req->cred, fh, args->access & known, &granted, &attr),
+            dbfs_access(req->db, &req->cred, fh, args->access & NFS3_ACCESS_KNOWN, &granted, &attr),
             NFSPROC3_ACCESS);
-    res->status = st;
-    if (st != NFS3_OK)
-        return;
-    if (nfs3_read_only(req))
-        granted &= ~(uint32_t)(ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
-    nfs3_post_op_attr_of(req->srv->info, &attr, &res->ACCESS3res_u.resok.obj_attributes);
-    res->ACCESS3res_u.resok.access = granted & args->access;
+    nfs3_access_res(req, args, resp, st, granted, &attr);
+}
+
+/* ACCESS from the event thread, as GETATTR's quick form. */
+bool nfs3_quick_access(srv_req *req, void *argp, void *resp)
+{
+    const ACCESS3args *args = argp;
+    dbfs_fh fh;
+    dbfs_attr attr;
+    uint32_t granted = 0;
+    nfsstat3 st;
+
+    if (exp_match_may_block(req->srv->cfg))
+        return false;
+    st = nfs3_fh_in(req, &args->object, &fh);
+    if (st == NFS3_OK) {
+        int rc = dbfs_access_quick(req->srv->fs, &req->cred, fh, args->access & NFS3_ACCESS_KNOWN,
+                                   &granted, &attr);
+        if (rc == -ENODATA)
+            return false;
+        st = nfs3_errno_to_stat(rc, NFSPROC3_ACCESS);
+    }
+    nfs3_access_res(req, args, resp, st, granted, &attr);
+    return true;
 }
 
 /* FSSTAT: space and file counts of the file system (RFC 1813 3.3.18). */

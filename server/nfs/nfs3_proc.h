@@ -49,6 +49,11 @@
 
 void nfs3_proc_null(srv_req *req, void *argp, void *resp);
 void nfs3_proc_getattr(srv_req *req, void *argp, void *resp);
+/* The forms answered from memory on the event thread (srv_proc.quick):
+ * true with the result filled, or false (nothing done) for a worker. */
+bool nfs3_quick_null(srv_req *req, void *argp, void *resp);
+bool nfs3_quick_getattr(srv_req *req, void *argp, void *resp);
+bool nfs3_quick_access(srv_req *req, void *argp, void *resp);
 void nfs3_proc_setattr(srv_req *req, void *argp, void *resp);
 void nfs3_proc_lookup(srv_req *req, void *argp, void *resp);
 void nfs3_proc_access(srv_req *req, void *argp, void *resp);

@@ -41,6 +41,16 @@
 /* A procedure whose arguments are what rpcgen decodes, unchecked. */
 #define NFS3_PROC(num, nm, args, res, fn, nonidem)                                                 \
     NFS3_PROC_DEC(num, nm, args, xdr_##args, res, fn, nonidem)
+/* An idempotent one that is answered from memory on the event thread when
+ * it can be (qfn, srv_proc.quick). */
+#define NFS3_PROC_QUICK(num, nm, args, res, fn, qfn)                                               \
+    [num] = {.name = nm,                                                                           \
+             .args_xdr = (xdrproc_t)xdr_##args,                                                    \
+             .res_xdr = (xdrproc_t)xdr_##res,                                                      \
+             .args_size = sizeof(args),                                                            \
+             .res_size = sizeof(res),                                                              \
+             .handler = fn,                                                                        \
+             .quick = qfn}
 
 static const srv_proc nfs3_procs[] = {
     [NFSPROC3_NULL] = {.name = "NULL",
@@ -49,12 +59,15 @@ static const srv_proc nfs3_procs[] = {
                        .args_size = 0,
                        .res_size = 0,
                        .handler = nfs3_proc_null,
-                       .non_idempotent = false},
-    NFS3_PROC(NFSPROC3_GETATTR, "GETATTR", GETATTR3args, GETATTR3res, nfs3_proc_getattr, false),
+                       .non_idempotent = false,
+                       .quick = nfs3_quick_null},
+    NFS3_PROC_QUICK(NFSPROC3_GETATTR, "GETATTR", GETATTR3args, GETATTR3res, nfs3_proc_getattr,
+                    nfs3_quick_getattr),
     NFS3_PROC(NFSPROC3_SETATTR, "SETATTR", SETATTR3args, SETATTR3res, nfs3_proc_setattr, true),
     NFS3_PROC_DEC(NFSPROC3_LOOKUP, "LOOKUP", LOOKUP3args, nfs3_args_lookup, LOOKUP3res,
                   nfs3_proc_lookup, false),
-    NFS3_PROC(NFSPROC3_ACCESS, "ACCESS", ACCESS3args, ACCESS3res, nfs3_proc_access, false),
+    NFS3_PROC_QUICK(NFSPROC3_ACCESS, "ACCESS", ACCESS3args, ACCESS3res, nfs3_proc_access,
+                    nfs3_quick_access),
     NFS3_PROC(NFSPROC3_READLINK, "READLINK", READLINK3args, READLINK3res, nfs3_proc_readlink,
               false),
     NFS3_PROC(NFSPROC3_READ, "READ", READ3args, READ3res, nfs3_proc_read, false),

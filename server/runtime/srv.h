@@ -120,6 +120,13 @@ typedef struct {
     /* Over UDP this procedure is PROC_UNAVAIL: its reply is many times the
      * size of its call (an amplifier for spoofed requests). */
     bool tcp_only;
+    /* NULL, or the procedure answered from memory on the event thread
+     * (srv_dispatch_quick), without a hand-off to a worker: fill res and
+     * return true, or return false, having changed and counted nothing,
+     * to leave the call to a worker and its handler. req->db is NULL. It
+     * must not block: no database, no name resolution, no waiting for a
+     * lock held across anything slow. Idempotent procedures only. */
+    bool (*quick)(srv_req *req, void *args, void *res);
 } srv_proc;
 
 /* Which credentials a program's procedures other than NULL (number 0,

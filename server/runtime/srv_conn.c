@@ -64,10 +64,14 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "srv_pool.h"
 #include "srv_transport.h"
 
 /* Bytes read from one connection per wake-up. */
 #define SRV_READ_BUDGET (256u * 1024u)
+/* The quick replies' buffer (srv_transport.quick_out) is released after a
+ * reply that grew it beyond this. */
+#define SRV_QUICK_OUT_KEEP (64u * 1024u)
 
 /* One queued piece of output: the rest of a reply record (mark included). */
 typedef struct {
@@ -357,9 +361,45 @@ static bool srv_conn_flush(srv_transport *t, srv_conn *c)
     return true;
 }
 
-/* A complete record from c: hand it to a worker. */
+/*
+ * A call of c answered here, on the event thread, from memory
+ * (srv_dispatch_quick): true if it was, its reply sent or queued. Not
+ * before c's admission is known (a worker decides it: host-name patterns
+ * may block), and not while c is closing.
+ */
+static bool srv_conn_quick(srv_transport *t, srv_conn *c, const unsigned char *rec, size_t len)
+{
+    srv_origin from;
+
+    if (!t->env)
+        return false;
+    pthread_mutex_lock(&c->lock);
+    bool ready = c->admission == SRV_ADMIT_YES && !c->closed && !c->shut;
+    pthread_mutex_unlock(&c->lock);
+    if (!ready)
+        return false;
+    srv_origin_set(&from, (const struct sockaddr *)&c->peer, c->peerlen,
+                   (const struct sockaddr *)&c->local, c->locallen, true, c->l->progs);
+    if (srv_dispatch_quick(t->env, rec, len, &from, &t->quick_out) != SRV_DISPATCH_REPLY)
+        return false;
+    pthread_mutex_lock(&c->lock);
+    if (!c->closed && !c->shut) /* else no reply, as from a worker */
+        srv_conn_send_locked(c, srv_buf_msg(&t->quick_out), t->quick_out.len);
+    pthread_mutex_unlock(&c->lock);
+    if (t->quick_out.cap > SRV_QUICK_OUT_KEEP)
+        srv_buf_clear(&t->quick_out);
+    return true;
+}
+
+/* A complete record from c: answer it here if it can be (srv_conn_quick),
+ * else hand it to a worker. */
 static void srv_conn_submit(srv_transport *t, srv_conn *c, unsigned char *rec, size_t len)
 {
+    if (srv_conn_quick(t, c, rec, len)) {
+        c->last_call_us = g_get_monotonic_time();
+        srv_pool_put(rec);
+        return;
+    }
     srv_job *job = g_new0(srv_job, 1);
 
     job->ops = &srv_conn_job_ops;

@@ -5,6 +5,10 @@
  * It knows nothing about sockets and nothing about the programs beyond
  * their descriptors (srv.h): srv_dispatch_record() is driven by the
  * workers, by the unit tests and by the fuzzer alike.
+ * srv_dispatch_quick() is its short form for the event thread: a call
+ * whose procedure has a quick form (srv_proc.quick) and that passes every
+ * step below without a complaint is answered there from memory; any other
+ * call, untouched and uncounted, goes on to a worker.
  *
  *   Steps, in order, and the reply each failure gets:
  *
@@ -429,6 +433,62 @@ static void srv_step_run(srv_dispatch *d)
     if (d->proc->args_xdr)
         xdr_free(d->proc->args_xdr, args);
     srv_req_release(&req);
+}
+
+/* ---- the quick form ------------------------------------------------------------ */
+
+/* Would the steps above let d's call through to its handler without a
+ * word? (Header, credential, program, procedure; the quick form is for
+ * idempotent procedures, which the duplicate request cache skips.) */
+static bool srv_quick_eligible(srv_dispatch *d)
+{
+    uint32_t low = 0, high = 0;
+    const char *why;
+
+    if (srv_call_decode(d->rec, d->len, &d->call) != SRV_CALL_OK)
+        return false;
+    if (srv_call_credential(&d->call, &d->auth, &why) != AUTH_OK)
+        return false;
+    if (!srv_find_program(d, &low, &high) || !d->prog || d->call.proc >= d->prog->nprocs)
+        return false;
+    d->proc = &d->prog->procs[d->call.proc];
+    return d->proc->name && d->proc->quick && !d->proc->non_idempotent &&
+           (!d->proc->tcp_only || d->from->tcp) &&
+           (d->auth.present || d->call.proc == 0 || d->prog->auth != SRV_AUTH_SYS);
+}
+
+srv_dispatch_result srv_dispatch_quick(const srv_env *env, const void *rec, size_t len,
+                                       const srv_origin *from, srv_buf *out)
+{
+    srv_dispatch d = {.env = env,
+                      .from = from,
+                      .rec = rec,
+                      .len = len,
+                      .out = out,
+                      .t0 = srv_now_ns(),
+                      .result = SRV_DISPATCH_DEFER};
+    srv_req req;
+    XDR x;
+
+    if (!srv_quick_eligible(&d))
+        return SRV_DISPATCH_DEFER;
+    out->len = 0;
+    srv_req_setup(&d, &req);
+    void *args = srv_req_alloc(&req, d.proc->args_size);
+    void *res = srv_req_alloc(&req, d.proc->res_size);
+    xdrmem_create(&x, (char *)rec + d.call.args_off, (u_int)(len - d.call.args_off), XDR_DECODE);
+    bool ok = !d.proc->args_xdr || ((srv_xdr_fn)d.proc->args_xdr)(&x, args);
+    xdr_destroy(&x);
+    if (ok && d.proc->quick(&req, args, res) && !req.payload &&
+        srv_reply_success(out, d.call.xid, d.proc->res_xdr, res)) {
+        d.result = SRV_DISPATCH_REPLY;
+        srv_stats_quick(env->stats, d.prog_index, d.call.proc);
+        srv_finish(&d, res, false, true, 0);
+    }
+    if (d.proc->args_xdr)
+        xdr_free(d.proc->args_xdr, args);
+    srv_req_release(&req);
+    return d.result;
 }
 
 srv_dispatch_result srv_dispatch_record(const srv_env *env, dbfs_conn *db, const void *rec,

@@ -60,9 +60,10 @@ void srv_origin_set(srv_origin *o, const struct sockaddr *peer, socklen_t peerle
                     const struct sockaddr *local, socklen_t locallen, bool tcp, uint32_t progs);
 
 typedef enum {
-    SRV_DISPATCH_DROP = 0, /* send nothing */
-    SRV_DISPATCH_REPLY = 1 /* out holds the reply record (no record mark):
-                            * out->len bytes at srv_buf_msg(out) */
+    SRV_DISPATCH_DROP = 0,  /* send nothing */
+    SRV_DISPATCH_REPLY = 1, /* out holds the reply record (no record mark):
+                             * out->len bytes at srv_buf_msg(out) */
+    SRV_DISPATCH_DEFER = 2  /* srv_dispatch_quick: not answered; a worker must */
 } srv_dispatch_result;
 
 /*
@@ -79,5 +80,18 @@ typedef enum {
  */
 srv_dispatch_result srv_dispatch_record(const srv_env *env, dbfs_conn *db, const void *rec,
                                         size_t len, const srv_origin *from, srv_buf *out);
+
+/*
+ * srv_dispatch_quick -- answer the call in rec on the calling thread (the
+ * event thread) when its procedure can be answered from memory
+ * (srv_proc.quick), as srv_dispatch_record would answer it. Returns
+ * SRV_DISPATCH_REPLY with the reply in out (counted in the statistics,
+ * and as quick), or SRV_DISPATCH_DEFER, having sent, logged and counted
+ * nothing: anything else about the call -- a bad header, credential or
+ * argument, a procedure without a quick form, one that needs the
+ * database -- is for srv_dispatch_record on a worker.
+ */
+srv_dispatch_result srv_dispatch_quick(const srv_env *env, const void *rec, size_t len,
+                                       const srv_origin *from, srv_buf *out);
 
 #endif /* PGNFS_SRV_DISPATCH_H */

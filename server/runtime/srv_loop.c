@@ -213,6 +213,9 @@ void srv_transport_loop(srv_transport *t)
     struct epoll_event evs[SRV_EVENTS_MAX];
     int64_t next_tick = g_get_monotonic_time() + G_USEC_PER_SEC, flush_deadline = 0;
 
+    /* Calls answered here (srv_dispatch_quick) keep their request memory
+     * for the next, as a worker's do. */
+    srv_req_keep_begin();
     for (;;) {
         int n = epoll_wait(t->epfd, evs, SRV_EVENTS_MAX, SRV_WAIT_MS);
         if (n < 0 && errno != EINTR) {
@@ -235,13 +238,14 @@ void srv_transport_loop(srv_transport *t)
         if (!flush_deadline)
             flush_deadline = now + SRV_FLUSH_TIMEOUT_S * G_USEC_PER_SEC;
         if (srv_transport_flushed(t))
-            return;
+            break;
         if (now >= flush_deadline) {
             g_warning("replies still unsent after %d s: closing their connections",
                       SRV_FLUSH_TIMEOUT_S);
-            return;
+            break;
         }
     }
+    srv_req_keep_end();
 }
 
 void srv_transport_free(srv_transport *t)
@@ -260,6 +264,7 @@ void srv_transport_free(srv_transport *t)
     if (t->epfd >= 0)
         close(t->epfd);
     srv_conntab_clear(&t->tab);
+    srv_buf_clear(&t->quick_out);
     g_free(t->rbuf);
     g_free(t);
 }

@@ -47,6 +47,7 @@ srv_rt *srv_rt_new(const srv_rt_config *c)
     }
     rt->workers = srv_workers_new(rt->threads, c->fs, &rt->env, srv_transport_wake, rt->t);
     rt->t->workers = rt->workers;
+    rt->t->env = &rt->env;
     rt->t->udp_queue_max = rt->threads * SRV_UDP_QUEUE_PER_WORKER;
     return rt;
 }

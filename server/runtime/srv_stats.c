@@ -10,7 +10,7 @@
  *
  *   stats: begin reason=REASON uptime_s=SECONDS
  *   stats: proc prog=PROG proc=NAME calls=N errors=N drc_hits=N total_us=N
- *          avg_us=N max_us=N round_trips=N
+ *          avg_us=N max_us=N round_trips=N quick=N
  *   ...    (one "proc" line per procedure called at least once, in program
  *           registration and procedure-number order)
  *   stats: rpc bad_call=N rpc_mismatch=N prog_unavail=N prog_mismatch=N
@@ -32,6 +32,9 @@
  *   drc_hits     replies replayed from the duplicate request cache (these
  *                are included in calls and take no round trips)
  *   round_trips  database round trips made by the handler
+ *   quick        calls answered on the event thread from memory, without
+ *                a hand-off to a worker (srv_dispatch_quick; included in
+ *                calls)
  *
  * Latency histograms (SRV_STATS_BUCKETS buckets per procedure, bounds in
  * srv_stats_bucket_us), replies by status (for programs whose descriptor
@@ -86,6 +89,7 @@ static void srv_stat_proc_init(srv_stat_proc *c)
     atomic_init(&c->total_ns, 0);
     atomic_init(&c->max_ns, 0);
     atomic_init(&c->round_trips, 0);
+    atomic_init(&c->quick, 0);
     for (unsigned b = 0; b < SRV_STATS_BUCKETS; b++)
         atomic_init(&c->hist[b], 0);
 }
@@ -157,6 +161,13 @@ void srv_stats_call(srv_stats *s, unsigned prog_index, uint32_t proc, uint64_t n
     }
 }
 
+void srv_stats_quick(srv_stats *s, unsigned prog_index, uint32_t proc)
+{
+    if (!s || prog_index >= s->nprogs || proc >= s->progs[prog_index].prog->nprocs)
+        return;
+    atomic_fetch_add_explicit(&s->progs[prog_index].procs[proc].quick, 1, memory_order_relaxed);
+}
+
 void srv_stats_event(srv_stats *s, srv_stat_event ev)
 {
     if (!s || ev >= SRV_EV_N)
@@ -180,11 +191,12 @@ void srv_stats_log(const srv_stats *s, const char *reason)
             g_message("stats: proc prog=%s proc=%s calls=%" G_GUINT64_FORMAT
                       " errors=%" G_GUINT64_FORMAT " drc_hits=%" G_GUINT64_FORMAT
                       " total_us=%" G_GUINT64_FORMAT " avg_us=%" G_GUINT64_FORMAT
-                      " max_us=%" G_GUINT64_FORMAT " round_trips=%" G_GUINT64_FORMAT,
+                      " max_us=%" G_GUINT64_FORMAT " round_trips=%" G_GUINT64_FORMAT
+                      " quick=%" G_GUINT64_FORMAT,
                       prog->name, prog->procs[i].name ? prog->procs[i].name : "?", calls,
                       (uint64_t)atomic_load(&c->errors), (uint64_t)atomic_load(&c->drc_hits),
                       total_us, total_us / calls, (uint64_t)atomic_load(&c->max_ns) / SRV_NS_PER_US,
-                      (uint64_t)atomic_load(&c->round_trips));
+                      (uint64_t)atomic_load(&c->round_trips), (uint64_t)atomic_load(&c->quick));
         }
     }
     GString *line = g_string_new("stats: rpc");
@@ -251,6 +263,9 @@ static void srv_stats_metrics_counters(const srv_stats *s, GString *out)
          offsetof(srv_stat_proc, drc_hits)},
         {"pgnfs_db_round_trips_total", "Database round trips made by the handlers.",
          offsetof(srv_stat_proc, round_trips)},
+        {"pgnfs_rpc_quick_total",
+         "Calls answered on the event thread from memory, without a hand-off to a worker.",
+         offsetof(srv_stat_proc, quick)},
     };
 
     for (size_t k = 0; k < G_N_ELEMENTS(counters); k++) {

@@ -33,6 +33,8 @@ extern const uint64_t srv_stats_bucket_us[SRV_STATS_BUCKETS - 1];
 
 typedef struct {
     atomic_uint_fast64_t calls, errors, drc_hits, total_ns, max_ns, round_trips;
+    /* Of calls: answered on the event thread from memory (srv_proc.quick). */
+    atomic_uint_fast64_t quick;
     atomic_uint_fast64_t hist[SRV_STATS_BUCKETS];
 } srv_stat_proc;
 
@@ -94,6 +96,13 @@ void srv_stats_clear(srv_stats *s);
  */
 void srv_stats_call(srv_stats *s, unsigned prog_index, uint32_t proc, uint64_t ns, uint64_t rt,
                     bool error, bool drc_hit);
+
+/*
+ * srv_stats_quick -- count one call of procedure proc of program prog_index
+ * as answered on the event thread (srv_dispatch_quick), besides counting
+ * it with srv_stats_call. Lock-free; s NULL does nothing.
+ */
+void srv_stats_quick(srv_stats *s, unsigned prog_index, uint32_t proc);
 
 /* srv_stats_event -- count one event. Lock-free; s NULL does nothing. */
 void srv_stats_event(srv_stats *s, srv_stat_event ev);

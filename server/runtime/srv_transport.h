@@ -32,6 +32,8 @@
 #include <glib.h>
 
 #include "log.h"
+#include "srv_buf.h"
+#include "srv_dispatch.h"
 #include "srv_listen.h"
 #include "srv_record.h"
 #include "srv_stats.h"
@@ -148,6 +150,10 @@ struct srv_transport {
     srv_conntab tab;
     srv_conn *graveyard; /* closed this batch, released after it */
     srv_workers *workers;
+    /* The calls answered on the event thread (srv_dispatch_quick): what
+     * dispatch shares (NULL: none are), and their reply buffer. */
+    const srv_env *env;
+    srv_buf quick_out;
     srv_stats *stats;
     log_ratelimit *rl; /* lines about misbehaving clients */
     unsigned udp_queue_max;

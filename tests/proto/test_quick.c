@@ -1,0 +1,201 @@
+/*
+ * test_quick.c -- calls answered on the server's event thread from memory
+ * (srv_dispatch_quick): GETATTR, ACCESS and NULL of what the stat cache
+ * knows are answered there, with the same results a worker gives; a call
+ * the cache cannot answer goes on to a worker, which answers it from the
+ * database; either way each call looks the file up in the stat cache
+ * exactly once (a miss tried on the event thread is not counted twice).
+ *
+ * How it is seen: the server's counters on its metrics endpoint, before
+ * and after: pgnfs_rpc_quick_total and pgnfs_rpc_calls_total per
+ * procedure, pgnfs_db_round_trips_total, and the stat cache's hits and
+ * misses.
+ *
+ * NOTES
+ *   One server, with a stat cache of QK_STAT_SIZE entries, so that a walk
+ *   over more files than that misses on every file it comes back to.
+ *   Cases run in order in this process; nothing else calls the server
+ *   meanwhile.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ptest.h"
+
+/* The stat cache's bound in entries, and the files of the walk. */
+#define QK_STAT_SIZE 64
+#define QK_FILES     (4 * QK_STAT_SIZE)
+
+static unsigned metrics_port;
+
+/* A value of the metrics page: series name with labels, 0 when absent. */
+static double metric(const char *page, const char *series)
+{
+    char *pat = g_strdup_printf("\n%s ", series);
+    const char *p = strstr(page, pat);
+    double v = p ? g_ascii_strtod(p + strlen(pat), NULL) : 0;
+
+    g_free(pat);
+    return v;
+}
+
+typedef struct {
+    double calls, quick, trips; /* of the procedure asked for */
+    double hits, misses;        /* of the stat cache */
+} qk_counts;
+
+static qk_counts counts(const char *proc)
+{
+    char *page = tl_metrics(metrics_port);
+    char *k;
+    qk_counts c;
+
+    g_assert_nonnull(page);
+    k = g_strdup_printf("pgnfs_rpc_calls_total{prog=\"nfs3\",proc=\"%s\"}", proc);
+    c.calls = metric(page, k);
+    g_free(k);
+    k = g_strdup_printf("pgnfs_rpc_quick_total{prog=\"nfs3\",proc=\"%s\"}", proc);
+    c.quick = metric(page, k);
+    g_free(k);
+    k = g_strdup_printf("pgnfs_db_round_trips_total{prog=\"nfs3\",proc=\"%s\"}", proc);
+    c.trips = metric(page, k);
+    g_free(k);
+    c.hits = metric(page, "pgnfs_cache_hits_total{cache=\"stat\"}");
+    c.misses = metric(page, "pgnfs_cache_misses_total{cache=\"stat\"}");
+    g_free(page);
+    return c;
+}
+
+/* A file the stat cache knows (just made) asked for again and again:
+ * every GETATTR and ACCESS is answered on the event thread, with no round
+ * trip, and says what a worker says. */
+static void test_cached(void)
+{
+    enum { CALLS = 50 };
+    nr_ctx *c = pt_open(NULL);
+    nr_fh dir = pt_fresh_dir();
+    nr_fh f = pt_create(c, &dir, "f", 0640);
+    const char data[] = "twelve bytes";
+    ACCESS3res ar;
+
+    pt_write(c, &f, 0, data, 12);
+    fattr3 first = pt_getattr(c, &f);
+    qk_counts g0 = counts("GETATTR"), a0 = counts("ACCESS");
+    for (unsigned i = 0; i < CALLS; i++) {
+        fattr3 a = pt_getattr(c, &f);
+        g_assert_cmpuint(a.size, ==, 12);
+        g_assert_cmpuint(a.mode & 07777, ==, 0640);
+        g_assert_cmpuint(a.fileid, ==, first.fileid);
+        pt_assert_time(a.mtime, first.mtime);
+    }
+    qk_counts g1 = counts("GETATTR");
+    g_assert_cmpfloat(g1.calls - g0.calls, ==, CALLS);
+    g_assert_cmpfloat(g1.quick - g0.quick, ==, CALLS);
+    g_assert_cmpfloat(g1.trips - g0.trips, ==, 0);
+    g_assert_cmpfloat(g1.hits - g0.hits, ==, CALLS);
+    g_assert_cmpfloat(g1.misses - g0.misses, ==, 0);
+
+    for (unsigned i = 0; i < CALLS; i++) {
+        pt_ok(c, nr_access(c, &f, ACCESS3_READ | ACCESS3_MODIFY | ACCESS3_EXECUTE, &ar));
+        g_assert_cmpuint(ar.ACCESS3res_u.resok.access, ==, ACCESS3_READ | ACCESS3_MODIFY);
+        g_assert_cmpuint(pt_post_attr(&ar.ACCESS3res_u.resok.obj_attributes).size, ==, 12);
+        nr_arena_clear(c);
+    }
+    qk_counts a1 = counts("ACCESS");
+    g_assert_cmpfloat(a1.calls - a0.calls, ==, CALLS);
+    g_assert_cmpfloat(a1.quick - a0.quick, ==, CALLS);
+    g_assert_cmpfloat(a1.trips - a0.trips, ==, 0);
+
+    /* A file gone is STALE from the event thread too (the cache knows). */
+    REMOVE3res rr;
+    GETATTR3res gr;
+    pt_ok(c, nr_remove(c, &dir, "f", &rr));
+    qk_counts s0 = counts("GETATTR");
+    pt_stat(c, nr_getattr(c, &f, &gr), NFS3ERR_STALE);
+    qk_counts s1 = counts("GETATTR");
+    g_assert_cmpfloat(s1.calls - s0.calls, ==, 1);
+    g_assert_cmpfloat(s1.trips - s0.trips, ==, 0);
+    nr_close(c);
+}
+
+/* A walk over more files than the stat cache holds: calls it cannot
+ * answer go to a worker (one round trip each), the others are answered on
+ * the event thread; each call is one counted look-up, a hit exactly when
+ * it was answered there. */
+static void test_walk(void)
+{
+    nr_ctx *c = pt_open(NULL);
+    nr_fh dir = pt_fresh_dir();
+    nr_fh *f = g_new(nr_fh, QK_FILES);
+    char name[16];
+
+    for (unsigned i = 0; i < QK_FILES; i++) {
+        snprintf(name, sizeof name, "w%u", i);
+        f[i] = pt_create(c, &dir, name, 0600 + (i % 8));
+    }
+    qk_counts b = counts("GETATTR");
+    for (unsigned round = 0; round < 2; round++)
+        for (unsigned i = 0; i < QK_FILES; i++) {
+            fattr3 a = pt_getattr(c, &f[i]);
+            g_assert_cmpuint(a.mode & 07777, ==, 0600 + (i % 8));
+            g_assert_cmpuint(a.size, ==, 0);
+        }
+    qk_counts e = counts("GETATTR");
+    double calls = e.calls - b.calls, quick = e.quick - b.quick, trips = e.trips - b.trips;
+    double hits = e.hits - b.hits, misses = e.misses - b.misses;
+    g_assert_cmpfloat(calls, ==, 2 * QK_FILES);
+    g_assert_cmpfloat(hits + misses, ==, calls);
+    g_assert_cmpfloat(quick, ==, hits);
+    g_assert_cmpfloat(trips, ==, misses);
+    /* The cache holds a quarter of the files: most of the walk missed. */
+    g_assert_cmpfloat(misses, >=, QK_FILES);
+    nr_close(c);
+    g_free(f);
+}
+
+/* NULL (the client's ping) is answered on the event thread, but for the
+ * first call of a connection: a worker decides whether an export admits
+ * its client (a host-name pattern may take a name look-up). */
+static void test_null(void)
+{
+    nr_ctx *c = pt_open(NULL);
+    qk_counts b = counts("NULL");
+
+    for (unsigned i = 0; i < 10; i++)
+        g_assert_cmpint(nr_null(c), ==, 0);
+    qk_counts e = counts("NULL");
+    g_assert_cmpfloat(e.calls - b.calls, ==, 10);
+    g_assert_cmpfloat(e.quick - b.quick, ==, 9);
+    nr_close(c);
+}
+
+int main(int argc, char **argv)
+{
+    char **args = g_new0(char *, (size_t)argc + 2);
+    bool listing = false;
+
+    for (int i = 0; i < argc; i++) {
+        args[i] = argv[i];
+        listing |= strcmp(argv[i], "-l") == 0;
+    }
+    g_test_init(&argc, &args, NULL);
+    g_test_add_func("/quick/cached", test_cached);
+    g_test_add_func("/quick/walk", test_walk);
+    g_test_add_func("/quick/null", test_null);
+    if (listing)
+        return g_test_run();
+    metrics_port = tl_free_port();
+    char *port = g_strdup_printf("metrics.port=%u", metrics_port);
+    char *stat = g_strdup_printf("cache.stat_size=%u", QK_STAT_SIZE);
+    const char *const settings[] = {"metrics.enable=true", port, stat, NULL};
+    pt.server = tl_server_start(settings);
+    pt.port = pt.mount_port = tl_server_port(pt.server);
+    pt.export_path = "/";
+    pt.root = pt_mount_root("/");
+    int rc = g_test_run();
+    tl_server_stop(pt.server);
+    g_free(stat);
+    g_free(port);
+    g_free(args);
+    return rc;
+}
