@@ -400,10 +400,9 @@ int cache_lru_visit(cache_lru *c, const void *key, size_t klen, cache_lru_visit_
     return rc;
 }
 
-/* cache_lru_get and cache_lru_find: the same look-up, a miss counted or
- * not. */
+/* cache_lru_get and cache_lru_find: the same look-up, counted or not. */
 static long cache_lru_copy_value(cache_lru *c, const void *key, size_t klen, void *buf,
-                                 size_t buflen, bool count_miss)
+                                 size_t buflen, bool count)
 {
     uint64_t hash = cache_lru_hash(key, klen);
     cache_lru_shard *s = cache_lru_shard_of(c, hash);
@@ -414,12 +413,13 @@ static long cache_lru_copy_value(cache_lru *c, const void *key, size_t klen, voi
     pthread_mutex_lock(&s->lock);
     e = *cache_lru_slot(s, hash, key, klen);
     if (!e) {
-        if (count_miss)
+        if (count)
             s->misses++;
         pthread_mutex_unlock(&s->lock);
         return -ENOENT;
     }
-    s->hits++;
+    if (count)
+        s->hits++;
     cache_lru_touch(s, e);
     cache_lru_copy_out(cache_lru_val(e), e->vlen, &a);
     len = e->vlen;
@@ -441,6 +441,18 @@ long cache_lru_get(cache_lru *c, const void *key, size_t klen, void *buf, size_t
 long cache_lru_find(cache_lru *c, const void *key, size_t klen, void *buf, size_t buflen)
 {
     return cache_lru_copy_value(c, key, klen, buf, buflen, false);
+}
+
+/*
+ * cache_lru_hit -- see cache_lru.h.
+ */
+void cache_lru_hit(cache_lru *c, const void *key, size_t klen)
+{
+    cache_lru_shard *s = cache_lru_shard_of(c, cache_lru_hash(key, klen));
+
+    pthread_mutex_lock(&s->lock);
+    s->hits++;
+    pthread_mutex_unlock(&s->lock);
 }
 
 /*

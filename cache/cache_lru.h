@@ -153,11 +153,15 @@ void cache_lru_free(cache_lru *c);
 long cache_lru_get(cache_lru *c, const void *key, size_t klen, void *buf, size_t buflen);
 
 /*
- * cache_lru_find -- cache_lru_get that counts a hit only: for a look-up
- * that, on a miss, is made again by one that counts it (an answer from
- * memory tried first, srv_dispatch_quick).
+ * cache_lru_find -- cache_lru_get that counts nothing: for an answer from
+ * memory tried first (srv_dispatch_quick), which counts its hits with
+ * cache_lru_hit once it answers and otherwise leaves the look-up to be
+ * made again, and counted, by the ordinary path.
  */
 long cache_lru_find(cache_lru *c, const void *key, size_t klen, void *buf, size_t buflen);
+
+/* cache_lru_hit -- count one hit of key (found by cache_lru_find). */
+void cache_lru_hit(cache_lru *c, const void *key, size_t klen);
 
 /*
  * cache_lru_visit -- call fn with the value of key under its shard lock and

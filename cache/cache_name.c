@@ -114,17 +114,20 @@ void cache_name_free(cache_name *n)
     free(n);
 }
 
-/*
- * cache_name_get -- see cache_name.h.
- */
-cache_name_result cache_name_get(cache_name *n, uint64_t dir, const char *name, size_t len,
-                                 uint64_t *ino, uint32_t *gen)
+/* cache_name_get and cache_name_find: the same look-up, counted or not. */
+static cache_name_result cache_name_value(cache_name *n, uint64_t dir, const char *name, size_t len,
+                                          uint64_t *ino, uint32_t *gen, bool count)
 {
     unsigned char key[sizeof(uint64_t) + CACHE_NAME_MAX];
     size_t klen = cache_name_key(key, dir, name, len);
     cache_name_val v;
+    long n_got;
 
-    if (klen == 0 || cache_lru_get(n->lru, key, klen, &v, sizeof v) != (long)sizeof v)
+    if (klen == 0)
+        return CACHE_NAME_MISS;
+    n_got = count ? cache_lru_get(n->lru, key, klen, &v, sizeof v)
+                  : cache_lru_find(n->lru, key, klen, &v, sizeof v);
+    if (n_got != (long)sizeof v)
         return CACHE_NAME_MISS;
     if (!v.found)
         return CACHE_NAME_ABSENT;
@@ -133,6 +136,36 @@ cache_name_result cache_name_get(cache_name *n, uint64_t dir, const char *name, 
     if (gen)
         *gen = v.gen;
     return CACHE_NAME_FOUND;
+}
+
+/*
+ * cache_name_get -- see cache_name.h.
+ */
+cache_name_result cache_name_get(cache_name *n, uint64_t dir, const char *name, size_t len,
+                                 uint64_t *ino, uint32_t *gen)
+{
+    return cache_name_value(n, dir, name, len, ino, gen, true);
+}
+
+/*
+ * cache_name_find -- see cache_name.h.
+ */
+cache_name_result cache_name_find(cache_name *n, uint64_t dir, const char *name, size_t len,
+                                  uint64_t *ino, uint32_t *gen)
+{
+    return cache_name_value(n, dir, name, len, ino, gen, false);
+}
+
+/*
+ * cache_name_hit -- see cache_name.h.
+ */
+void cache_name_hit(cache_name *n, uint64_t dir, const char *name, size_t len)
+{
+    unsigned char key[sizeof(uint64_t) + CACHE_NAME_MAX];
+    size_t klen = cache_name_key(key, dir, name, len);
+
+    if (klen != 0)
+        cache_lru_hit(n->lru, key, klen);
 }
 
 /*

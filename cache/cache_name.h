@@ -47,6 +47,12 @@ void cache_name_free(cache_name *n);
 cache_name_result cache_name_get(cache_name *n, uint64_t dir, const char *name, size_t len,
                                  uint64_t *ino, uint32_t *gen);
 
+/* cache_name_find -- cache_name_get that counts nothing; cache_name_hit
+ * counts one hit of (dir, name) (see cache_lru_find). */
+cache_name_result cache_name_find(cache_name *n, uint64_t dir, const char *name, size_t len,
+                                  uint64_t *ino, uint32_t *gen);
+void cache_name_hit(cache_name *n, uint64_t dir, const char *name, size_t len);
+
 /* Reader side: take the ticket before reading the database; fill with
  * what was read: found (ino, gen) when found, else a negative entry.
  * Results as cache_lru_fill's; -EINVAL for a name that is not cached. */

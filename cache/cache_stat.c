@@ -118,13 +118,12 @@ void cache_stat_free(cache_stat *s)
     free(s);
 }
 
-/* cache_stat_get and cache_stat_find: the same look-up, a miss counted or
- * not. */
-static int cache_stat_value(cache_stat *s, uint64_t ino, uint32_t gen, void *out, bool count_miss)
+/* cache_stat_get and cache_stat_find: the same look-up, counted or not. */
+static int cache_stat_value(cache_stat *s, uint64_t ino, uint32_t gen, void *out, bool count)
 {
     cache_stat_val v;
-    long n = count_miss ? cache_lru_get(s->lru, &ino, sizeof ino, &v, sizeof v)
-                        : cache_lru_find(s->lru, &ino, sizeof ino, &v, sizeof v);
+    long n = count ? cache_lru_get(s->lru, &ino, sizeof ino, &v, sizeof v)
+                   : cache_lru_find(s->lru, &ino, sizeof ino, &v, sizeof v);
 
     if (n < (long)CACHE_STAT_HDR)
         return -ENOENT;
@@ -153,6 +152,14 @@ int cache_stat_get(cache_stat *s, uint64_t ino, uint32_t gen, void *out)
 int cache_stat_find(cache_stat *s, uint64_t ino, uint32_t gen, void *out)
 {
     return cache_stat_value(s, ino, gen, out, false);
+}
+
+/*
+ * cache_stat_hit -- see cache_stat.h.
+ */
+void cache_stat_hit(cache_stat *s, uint64_t ino)
+{
+    cache_lru_hit(s->lru, &ino, sizeof ino);
 }
 
 /*

@@ -57,9 +57,10 @@ typedef struct {
  */
 int cache_stat_get(cache_stat *s, uint64_t ino, uint32_t gen, void *out);
 
-/* cache_stat_find -- cache_stat_get that counts a hit only (see
- * cache_lru_find). */
+/* cache_stat_find -- cache_stat_get that counts nothing; cache_stat_hit
+ * counts one hit of ino (see cache_lru_find). */
 int cache_stat_find(cache_stat *s, uint64_t ino, uint32_t gen, void *out);
+void cache_stat_hit(cache_stat *s, uint64_t ino);
 
 /* Reader side (cache_lru_fill): take the ticket before reading the
  * database; fill with what was read (val: val_size bytes). Results as

@@ -374,6 +374,12 @@ int dbfs_access_quick(dbfs *fs, const dbfs_cred *cred, dbfs_fh fh, uint32_t want
 int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name, dbfs_attr *obj,
                 dbfs_attr_opt *dir_attr);
 
+/* dbfs_lookup_quick -- dbfs_lookup from memory alone, as dbfs_getattr_quick
+ * (-ENODATA: call dbfs_lookup; also for "..", a snapshot's directory, a
+ * name that is not one, and a transformation link of unknown size). */
+int dbfs_lookup_quick(dbfs *fs, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+                      dbfs_attr *obj, dbfs_attr_opt *dir_attr);
+
 /*
  * dbfs_create -- create a regular file. UNCHECKED: an existing regular file
  * is opened (and truncated if sa sets size); GUARDED: -EEXIST if the name

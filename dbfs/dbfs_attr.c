@@ -54,8 +54,8 @@ int dbfs_getattr(dbfs_conn *c, dbfs_fh fh, dbfs_attr *out)
 
 /*
  * dbfs_getattr_quick -- see dbfs.h: dbfs_getattr's answer when the stat
- * cache has it (a transformation link passes only once its size is
- * known; one deferred after the look-up has its hit counted twice).
+ * cache has it (a transformation link's only once its size is known),
+ * its hit counted as dbfs_getattr counts it.
  */
 int dbfs_getattr_quick(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
 {
@@ -65,12 +65,11 @@ int dbfs_getattr_quick(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
     if (fh.snap != 0)
         return -ENODATA;
     rc = dbfs_cache_attr_quick(fs, fh, &a);
-    if (rc == -ENOENT)
+    if (rc == -ENOENT || (rc == 0 && dbfs_attr_is_xlink(&a) && a.rdev_minor != 1))
         return -ENODATA;
+    dbfs_cache_attr_hit(fs, fh);
     if (rc != 0)
         return rc;
-    if (dbfs_attr_is_xlink(&a) && a.rdev_minor != 1)
-        return -ENODATA;
     dbfs_wb_overlay(fs, &a);
     *out = a;
     return 0;

@@ -140,6 +140,43 @@ int dbfs_cache_attr_quick(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
 }
 
 /*
+ * dbfs_cache_name_quick -- see dbfs_cache.h.
+ */
+cache_name_result dbfs_cache_name_quick(dbfs *fs, uint64_t dir, const char *name, dbfs_fh *out)
+{
+    uint64_t ino = 0;
+    uint32_t gen = 0;
+    cache_name_result r;
+
+    if (!fs->cache || !fs->cache->name || fs->coh_fresh)
+        return CACHE_NAME_MISS;
+    r = cache_name_find(fs->cache->name, dir, name, strlen(name), &ino, &gen);
+    if (r == CACHE_NAME_FOUND && out) {
+        out->ino = ino;
+        out->gen = gen;
+    }
+    return r;
+}
+
+/*
+ * dbfs_cache_attr_hit -- see dbfs_cache.h.
+ */
+void dbfs_cache_attr_hit(dbfs *fs, dbfs_fh fh)
+{
+    if (fs->cache && fs->cache->stat)
+        cache_stat_hit(fs->cache->stat, fh.ino);
+}
+
+/*
+ * dbfs_cache_name_hit -- see dbfs_cache.h.
+ */
+void dbfs_cache_name_hit(dbfs *fs, uint64_t dir, const char *name)
+{
+    if (fs->cache && fs->cache->name)
+        cache_name_hit(fs->cache->name, dir, name, strlen(name));
+}
+
+/*
  * dbfs_cache_dir -- see dbfs_cache.h.
  */
 cache_dir *dbfs_cache_dir(dbfs *fs)

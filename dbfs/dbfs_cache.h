@@ -64,11 +64,16 @@ void dbfs_cache_close(dbfs *fs);
  * another generation), -ENOENT (miss, or off). dbfs_cache_name: a
  * cache_name_result (CACHE_NAME_MISS when off). */
 int dbfs_cache_attr(dbfs *fs, dbfs_fh fh, dbfs_attr *out);
-/* dbfs_cache_attr for an answer from memory alone (dbfs_getattr_quick):
- * a miss is not counted (the look-up that follows it counts it), and with
- * several servers on the file system ([cache] coherence = shared, whose
- * freshness check may take a round trip) it is -ENOENT without a look-up. */
+/* The same for an answer from memory alone (dbfs_getattr_quick,
+ * dbfs_lookup_quick): nothing is counted until the answer is given
+ * (dbfs_cache_attr_hit, dbfs_cache_name_hit: the look-ups it used), so a
+ * call left to a worker is counted once, there; with several servers on
+ * the file system ([cache] coherence = shared, whose freshness check may
+ * take a round trip) they miss without a look-up. */
 int dbfs_cache_attr_quick(dbfs *fs, dbfs_fh fh, dbfs_attr *out);
+cache_name_result dbfs_cache_name_quick(dbfs *fs, uint64_t dir, const char *name, dbfs_fh *out);
+void dbfs_cache_attr_hit(dbfs *fs, dbfs_fh fh);
+void dbfs_cache_name_hit(dbfs *fs, uint64_t dir, const char *name);
 cache_name_result dbfs_cache_name(dbfs *fs, uint64_t dir, const char *name, dbfs_fh *out);
 /* The listing cache (cache/cache_dir.h; dbfs_dirlist.c), NULL when off. */
 cache_dir *dbfs_cache_dir(dbfs *fs);

@@ -40,43 +40,53 @@
 
 /* The cached answer of a LOOKUP: true and *rc (the answer, with the
  * outputs filled as dbfs_lookup fills them), or false when the caches
- * cannot give it (a miss anywhere: the caller asks the database). */
-static bool dbfs_lookup_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *name,
-                               dbfs_attr *obj, dbfs_attr_opt *dir_attr, int *rc)
+ * cannot give it (a miss anywhere: the caller asks the database). quick
+ * (dbfs_lookup_quick): look without counting, and count the look-ups used
+ * once the answer is given, as the counted look-ups would have. */
+static bool dbfs_lookup_cached(dbfs *fs, bool quick, const dbfs_cred *cred, dbfs_fh dir,
+                               const char *name, dbfs_attr *obj, dbfs_attr_opt *dir_attr, int *rc)
 {
     dbfs_attr d, o;
-    dbfs_fh ofh;
+    dbfs_fh ofh = {0};
+    bool dot = dbfs_name_is_dot(name), named = false;
+    cache_name_result nr = CACHE_NAME_MISS;
 
-    *rc = dbfs_cache_attr(c->fs, dir, &d);
+    *rc = quick ? dbfs_cache_attr_quick(fs, dir, &d) : dbfs_cache_attr(fs, dir, &d);
+    if (*rc != 0 && *rc != -ESTALE)
+        return false;
+    if (*rc == 0 && d.type == DBFS_DIR && dbfs_perm_allows(&d, cred, DBFS_MAY_EXEC) && !dot) {
+        nr = quick ? dbfs_cache_name_quick(fs, dir.ino, name, &ofh)
+                   : dbfs_cache_name(fs, dir.ino, name, &ofh);
+        if (nr == CACHE_NAME_MISS)
+            return false;
+        named = true;
+        if (nr == CACHE_NAME_FOUND &&
+            (quick ? dbfs_cache_attr_quick(fs, ofh, &o) : dbfs_cache_attr(fs, ofh, &o)) != 0)
+            return false;
+        /* A transformation link whose size is still to be computed. */
+        if (quick && nr == CACHE_NAME_FOUND && dbfs_attr_is_xlink(&o) && o.rdev_minor != 1)
+            return false;
+    }
+    if (quick) {
+        dbfs_cache_attr_hit(fs, dir);
+        if (named)
+            dbfs_cache_name_hit(fs, dir.ino, name);
+        if (nr == CACHE_NAME_FOUND)
+            dbfs_cache_attr_hit(fs, ofh);
+    }
     if (*rc == -ESTALE)
         return true;
-    if (*rc != 0)
-        return false;
+    dbfs_attr_opt_set(dir_attr, &d);
     if (d.type != DBFS_DIR || !dbfs_perm_allows(&d, cred, DBFS_MAY_EXEC)) {
-        dbfs_attr_opt_set(dir_attr, &d);
         *rc = d.type != DBFS_DIR ? -ENOTDIR : -EACCES;
         return true;
     }
-    if (dbfs_name_is_dot(name)) {
-        o = d;
-    } else {
-        switch (dbfs_cache_name(c->fs, dir.ino, name, &ofh)) {
-        case CACHE_NAME_ABSENT:
-            dbfs_attr_opt_set(dir_attr, &d);
-            *rc = -ENOENT;
-            return true;
-        case CACHE_NAME_FOUND:
-            if (dbfs_cache_attr(c->fs, ofh, &o) != 0)
-                return false;
-            break;
-        default:
-            return false;
-        }
+    if (nr == CACHE_NAME_ABSENT) {
+        *rc = -ENOENT;
+        return true;
     }
-    dbfs_attr_opt_set(dir_attr, &d);
     if (obj)
-        *obj = o;
-    *rc = 0;
+        *obj = dot ? d : o;
     return true;
 }
 
@@ -143,7 +153,7 @@ int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *na
     if (rc != 0)
         return rc;
     if (!dbfs_name_is_dotdot(name)) {
-        if (dbfs_lookup_cached(c, cred, dir, name, obj, dir_attr, &rc)) {
+        if (dbfs_lookup_cached(c->fs, false, cred, dir, name, obj, dir_attr, &rc)) {
             if (rc == 0 && obj)
                 dbfs_wb_overlay(c->fs, obj);
             return rc;
@@ -168,6 +178,31 @@ int dbfs_lookup(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh dir, const char *na
     /* A transformation link's size, when it must be computed first. */
     if (rc == 0 && obj && dbfs_attr_is_xlink(obj))
         rc = dbfs_xf_link_size(c, obj);
+    return rc;
+}
+
+/*
+ * dbfs_lookup_quick -- see dbfs.h: dbfs_lookup's cached answer, or
+ * -ENODATA (".." and snapshots always ask the database).
+ */
+int dbfs_lookup_quick(dbfs *fs, const dbfs_cred *cred, dbfs_fh dir, const char *name,
+                      dbfs_attr *obj, dbfs_attr_opt *dir_attr)
+{
+    dbfs_attr o;
+    int rc;
+
+    dbfs_attr_opt_set(dir_attr, NULL);
+    if (dir.snap != 0 || dbfs_name_check(name, -ENOENT) != 0 || dbfs_name_is_dotdot(name))
+        return -ENODATA;
+    if (!dbfs_lookup_cached(fs, true, cred, dir, name, &o, dir_attr, &rc)) {
+        dbfs_attr_opt_set(dir_attr, NULL);
+        return -ENODATA;
+    }
+    if (rc == 0) {
+        dbfs_wb_overlay(fs, &o);
+        if (obj)
+            *obj = o;
+    }
     return rc;
 }
 

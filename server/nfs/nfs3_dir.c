@@ -24,6 +24,7 @@
  *   (nfs3_args.c); nfs3_name_in() judges length and "." / ".." per
  *   procedure and gives the C string dbfs takes.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,12 +47,27 @@ static bool nfs3_dotdot_of_root(srv_req *req, dbfs_fh dir)
     return root.ino == dir.ino && root.gen == dir.gen;
 }
 
+/* LOOKUP's reply from dbfs's answer st, obj and dir_attr. */
+static void nfs3_lookup_res(srv_req *req, LOOKUP3res *res, nfsstat3 st, const dbfs_attr *obj,
+                            const dbfs_attr_opt *dir_attr)
+{
+    const dbfs_info *info = req->srv->info;
+
+    res->status = st;
+    if (st != NFS3_OK) {
+        nfs3_post_op_attr(info, dir_attr, &res->LOOKUP3res_u.resfail.dir_attributes);
+        return;
+    }
+    LOOKUP3resok *ok = &res->LOOKUP3res_u.resok;
+    nfs3_fh_out(req, (dbfs_fh){.ino = obj->ino, .gen = obj->gen, .snap = obj->snap}, &ok->object);
+    nfs3_post_op_attr_of(info, obj, &ok->obj_attributes);
+    nfs3_post_op_attr(info, dir_attr, &ok->dir_attributes);
+}
+
 /* LOOKUP: find a name in a directory (RFC 1813 3.3.3). */
 void nfs3_proc_lookup(srv_req *req, void *argp, void *resp)
 {
     const LOOKUP3args *args = argp;
-    LOOKUP3res *res = resp;
-    const dbfs_info *info = req->srv->info;
     dbfs_fh dir;
     dbfs_attr obj;
     dbfs_attr_opt dir_attr = {0};
@@ -71,15 +87,36 @@ void nfs3_proc_lookup(srv_req *req, void *argp, void *resp)
             err = dbfs_lookup(req->db, &req->cred, dir, name, &obj, &dir_attr);
         st = nfs3_errno_to_stat(err, NFSPROC3_LOOKUP);
     }
-    res->status = st;
-    if (st != NFS3_OK) {
-        nfs3_post_op_attr(info, &dir_attr, &res->LOOKUP3res_u.resfail.dir_attributes);
-        return;
+    nfs3_lookup_res(req, resp, st, &obj, &dir_attr);
+}
+
+/* LOOKUP from the event thread: what nfs3_proc_lookup answers, when the
+ * caches know the directory, the name and the file (dbfs_lookup_quick);
+ * ".." and the directory of snapshots always go to a worker. */
+bool nfs3_quick_lookup(srv_req *req, void *argp, void *resp)
+{
+    const LOOKUP3args *args = argp;
+    dbfs_fh dir;
+    dbfs_attr obj;
+    dbfs_attr_opt dir_attr = {0};
+    const char *name;
+    nfsstat3 st;
+
+    if (exp_match_may_block(req->srv->cfg))
+        return false;
+    st = nfs3_fh_in(req, &args->what.dir, &dir);
+    if (st == NFS3_OK)
+        st = nfs3_name_in(req, NFSPROC3_LOOKUP, &args->what.name, &name);
+    if (st == NFS3_OK) {
+        if (strcmp(name, DBFS_SNAP_DIRNAME) == 0)
+            return false;
+        int err = dbfs_lookup_quick(req->srv->fs, &req->cred, dir, name, &obj, &dir_attr);
+        if (err == -ENODATA)
+            return false;
+        st = nfs3_errno_to_stat(err, NFSPROC3_LOOKUP);
     }
-    LOOKUP3resok *ok = &res->LOOKUP3res_u.resok;
-    nfs3_fh_out(req, (dbfs_fh){.ino = obj.ino, .gen = obj.gen, .snap = obj.snap}, &ok->object);
-    nfs3_post_op_attr_of(info, &obj, &ok->obj_attributes);
-    nfs3_post_op_attr(info, &dir_attr, &ok->dir_attributes);
+    nfs3_lookup_res(req, resp, st, &obj, &dir_attr);
+    return true;
 }
 
 /* READLINK: the target of a symbolic link (RFC 1813 3.3.5). */

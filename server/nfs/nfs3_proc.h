@@ -54,6 +54,7 @@ void nfs3_proc_getattr(srv_req *req, void *argp, void *resp);
 bool nfs3_quick_null(srv_req *req, void *argp, void *resp);
 bool nfs3_quick_getattr(srv_req *req, void *argp, void *resp);
 bool nfs3_quick_access(srv_req *req, void *argp, void *resp);
+bool nfs3_quick_lookup(srv_req *req, void *argp, void *resp);
 void nfs3_proc_setattr(srv_req *req, void *argp, void *resp);
 void nfs3_proc_lookup(srv_req *req, void *argp, void *resp);
 void nfs3_proc_access(srv_req *req, void *argp, void *resp);

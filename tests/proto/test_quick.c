@@ -1,7 +1,7 @@
 /*
  * test_quick.c -- calls answered on the server's event thread from memory
- * (srv_dispatch_quick): GETATTR, ACCESS and NULL of what the stat cache
- * knows are answered there, with the same results a worker gives; a call
+ * (srv_dispatch_quick): GETATTR, ACCESS, LOOKUP and NULL of what the
+ * caches know are answered there, with the same results a worker gives; a call
  * the cache cannot answer goes on to a worker, which answers it from the
  * database; either way each call looks the file up in the stat cache
  * exactly once (a miss tried on the event thread is not counted twice).
@@ -105,6 +105,31 @@ static void test_cached(void)
     g_assert_cmpfloat(a1.calls - a0.calls, ==, CALLS);
     g_assert_cmpfloat(a1.quick - a0.quick, ==, CALLS);
     g_assert_cmpfloat(a1.trips - a0.trips, ==, 0);
+
+    /* LOOKUP of a name the caches know, found or absent; ".." always goes
+     * to a worker. */
+    LOOKUP3res lr;
+    qk_counts l0 = counts("LOOKUP");
+    for (unsigned i = 0; i < CALLS; i++) {
+        nr_fh g = pt_lookup(c, &dir, "f");
+        g_assert_cmpmem(g.data, g.len, f.data, f.len);
+        nr_arena_clear(c);
+    }
+    qk_counts l1 = counts("LOOKUP");
+    g_assert_cmpfloat(l1.calls - l0.calls, ==, CALLS);
+    g_assert_cmpfloat(l1.quick - l0.quick, ==, CALLS);
+    g_assert_cmpfloat(l1.trips - l0.trips, ==, 0);
+    for (unsigned i = 0; i < 3; i++) {
+        pt_stat(c, nr_lookup(c, &dir, "nope", &lr), NFS3ERR_NOENT);
+        nr_arena_clear(c);
+    }
+    for (unsigned i = 0; i < 3; i++)
+        pt_lookup(c, &dir, "..");
+    qk_counts l2 = counts("LOOKUP");
+    g_assert_cmpfloat(l2.calls - l1.calls, ==, 6);
+    /* The first "nope" taught the naming cache its absence. */
+    g_assert_cmpfloat(l2.quick - l1.quick, ==, 2);
+    g_assert_cmpfloat(l2.trips - l1.trips, ==, 4);
 
     /* A file gone is STALE from the event thread too (the cache knows). */
     REMOVE3res rr;
