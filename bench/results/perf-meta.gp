@@ -10,4 +10,4 @@ set ylabel 'operations/s'
 set grid ytics
 set key top right
 set logscale y
-plot 'perf-meta.dat' using 2:xtic(1) title 'ganesha', 'perf-meta.dat' using 3:xtic(1) title 'pgnfs', 'perf-meta.dat' using 4:xtic(1) title 'pgnfs async'
+plot 'perf-meta.dat' using 2:xtic(1) title 'ganesha', 'perf-meta.dat' using 3:xtic(1) title 'pgnfs', 'perf-meta.dat' using 4:xtic(1) title 'pgnfs async', 'perf-meta.dat' using 5:xtic(1) title 'pgnfs base'
