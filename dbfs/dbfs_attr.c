@@ -219,6 +219,20 @@ static uint32_t dbfs_access_of(const dbfs_attr *a, const dbfs_cred *cred, dbfs_f
     return g;
 }
 
+/* dbfs_access and dbfs_access_quick after reading the attributes: rc, or
+ * 0 with *granted and *attr from a. */
+static int dbfs_access_answer(int rc, const dbfs_attr *a, const dbfs_cred *cred, dbfs_fh fh,
+                              uint32_t want, uint32_t *granted, dbfs_attr *attr)
+{
+    if (rc != 0)
+        return rc;
+    if (granted)
+        *granted = dbfs_access_of(a, cred, fh, want);
+    if (attr)
+        *attr = *a;
+    return 0;
+}
+
 /*
  * dbfs_access -- see dbfs.h. The bits follow Linux nfsd: on a directory
  * READ needs r, LOOKUP x, MODIFY, EXTEND and DELETE w and x; on anything
@@ -232,13 +246,7 @@ int dbfs_access(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint32_t want, 
     dbfs_attr a;
     int rc = dbfs_getattr(c, fh, &a);
 
-    if (rc != 0)
-        return rc;
-    if (granted)
-        *granted = dbfs_access_of(&a, cred, fh, want);
-    if (attr)
-        *attr = a;
-    return 0;
+    return dbfs_access_answer(rc, &a, cred, fh, want, granted, attr);
 }
 
 /* dbfs_access_quick -- see dbfs.h. */
@@ -248,13 +256,7 @@ int dbfs_access_quick(dbfs *fs, const dbfs_cred *cred, dbfs_fh fh, uint32_t want
     dbfs_attr a;
     int rc = dbfs_getattr_quick(fs, fh, &a);
 
-    if (rc != 0)
-        return rc;
-    if (granted)
-        *granted = dbfs_access_of(&a, cred, fh, want);
-    if (attr)
-        *attr = a;
-    return 0;
+    return dbfs_access_answer(rc, &a, cred, fh, want, granted, attr);
 }
 
 /*

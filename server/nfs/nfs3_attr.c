@@ -9,7 +9,6 @@
  *   FSINFO and PATHCONF read the object's attributes too, so a stale handle
  *   is answered STALE and the reply carries post-op attributes.
  */
-#include <errno.h>
 #include <string.h>
 
 #include "nfs3_proc.h"
@@ -66,15 +65,10 @@ bool nfs3_quick_getattr(srv_req *req, void *argp, void *resp)
     dbfs_attr attr;
     nfsstat3 st;
 
-    if (exp_match_may_block(req->srv->cfg))
+    if (!nfs3_quick_fh_in(req, &args->object, &fh, &st) ||
+        (st == NFS3_OK &&
+         !nfs3_quick_status(dbfs_getattr_quick(req->srv->fs, fh, &attr), NFSPROC3_GETATTR, &st)))
         return false;
-    st = nfs3_fh_in(req, &args->object, &fh);
-    if (st == NFS3_OK) {
-        int rc = dbfs_getattr_quick(req->srv->fs, fh, &attr);
-        if (rc == -ENODATA)
-            return false;
-        st = nfs3_errno_to_stat(rc, NFSPROC3_GETATTR);
-    }
     res->status = st;
     if (st == NFS3_OK)
         nfs3_fattr(req->srv->info, &attr, &res->GETATTR3res_u.resok.obj_attributes);
@@ -154,16 +148,12 @@ bool nfs3_quick_access(srv_req *req, void *argp, void *resp)
     uint32_t granted = 0;
     nfsstat3 st;
 
-    if (exp_match_may_block(req->srv->cfg))
+    if (!nfs3_quick_fh_in(req, &args->object, &fh, &st) ||
+        (st == NFS3_OK &&
+         !nfs3_quick_status(dbfs_access_quick(req->srv->fs, &req->cred, fh,
+                                              args->access & NFS3_ACCESS_KNOWN, &granted, &attr),
+                            NFSPROC3_ACCESS, &st)))
         return false;
-    st = nfs3_fh_in(req, &args->object, &fh);
-    if (st == NFS3_OK) {
-        int rc = dbfs_access_quick(req->srv->fs, &req->cred, fh, args->access & NFS3_ACCESS_KNOWN,
-                                   &granted, &attr);
-        if (rc == -ENODATA)
-            return false;
-        st = nfs3_errno_to_stat(rc, NFSPROC3_ACCESS);
-    }
     nfs3_access_res(req, args, resp, st, granted, &attr);
     return true;
 }

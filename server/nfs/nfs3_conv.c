@@ -278,6 +278,22 @@ nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out)
     return NFS3_OK;
 }
 
+bool nfs3_quick_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out, nfsstat3 *st)
+{
+    if (exp_match_may_block(req->srv->cfg))
+        return false;
+    *st = nfs3_fh_in(req, in, out);
+    return true;
+}
+
+bool nfs3_quick_status(int rc, uint32_t proc, nfsstat3 *st)
+{
+    if (rc == -ENODATA)
+        return false;
+    *st = nfs3_errno_to_stat(rc, proc);
+    return true;
+}
+
 bool nfs3_read_only(const srv_req *req)
 {
     return !req->client || !req->client->rw;

@@ -24,7 +24,6 @@
  *   (nfs3_args.c); nfs3_name_in() judges length and "." / ".." per
  *   procedure and gives the C string dbfs takes.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,19 +101,15 @@ bool nfs3_quick_lookup(srv_req *req, void *argp, void *resp)
     const char *name;
     nfsstat3 st;
 
-    if (exp_match_may_block(req->srv->cfg))
+    if (!nfs3_quick_fh_in(req, &args->what.dir, &dir, &st))
         return false;
-    st = nfs3_fh_in(req, &args->what.dir, &dir);
     if (st == NFS3_OK)
         st = nfs3_name_in(req, NFSPROC3_LOOKUP, &args->what.name, &name);
-    if (st == NFS3_OK) {
-        if (strcmp(name, DBFS_SNAP_DIRNAME) == 0)
-            return false;
-        int err = dbfs_lookup_quick(req->srv->fs, &req->cred, dir, name, &obj, &dir_attr);
-        if (err == -ENODATA)
-            return false;
-        st = nfs3_errno_to_stat(err, NFSPROC3_LOOKUP);
-    }
+    if (st == NFS3_OK &&
+        (strcmp(name, DBFS_SNAP_DIRNAME) == 0 ||
+         !nfs3_quick_status(dbfs_lookup_quick(req->srv->fs, &req->cred, dir, name, &obj, &dir_attr),
+                            NFSPROC3_LOOKUP, &st)))
+        return false;
     nfs3_lookup_res(req, resp, st, &obj, &dir_attr);
     return true;
 }

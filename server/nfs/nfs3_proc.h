@@ -208,6 +208,18 @@ bool_t nfs3_args_write(XDR *x, WRITE3args *a);
  */
 nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out);
 
+/*
+ * nfs3_quick_fh_in -- nfs3_fh_in for a quick form (srv_proc.quick): false
+ * when the call must go to a worker (matching the caller against the
+ * exports may resolve a host name, which may block); else true and *st as
+ * nfs3_fh_in answers.
+ */
+bool nfs3_quick_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out, nfsstat3 *st);
+
+/* nfs3_quick_status -- a quick form's dbfs answer rc for procedure proc:
+ * false when only a worker can give it (-ENODATA), else true and *st. */
+bool nfs3_quick_status(int rc, uint32_t proc, nfsstat3 *st);
+
 /* nfs3_read_only -- is the export read-only for this client? (after fh_in) */
 bool nfs3_read_only(const srv_req *req);
 
