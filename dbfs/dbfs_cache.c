@@ -117,16 +117,24 @@ void dbfs_cache_close(dbfs *fs)
     fs->cache = NULL;
 }
 
+/* dbfs_cache_attr and dbfs_cache_attr_quick: the stat cache's answer,
+ * counted or not (quick: as dbfs_cache_name_look). */
+static int dbfs_cache_attr_look(dbfs *fs, dbfs_fh fh, dbfs_attr *out, bool quick)
+{
+    if (!fs->cache || !fs->cache->stat)
+        return -ENOENT;
+    if (fs->coh_fresh && (quick || !fs->coh_fresh(fs->coh)))
+        return -ENOENT;
+    return quick ? cache_stat_find(fs->cache->stat, fh.ino, fh.gen, out)
+                 : cache_stat_get(fs->cache->stat, fh.ino, fh.gen, out);
+}
+
 /*
  * dbfs_cache_attr -- see dbfs_cache.h.
  */
 int dbfs_cache_attr(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
 {
-    if (!fs->cache || !fs->cache->stat)
-        return -ENOENT;
-    if (fs->coh_fresh && !fs->coh_fresh(fs->coh))
-        return -ENOENT;
-    return cache_stat_get(fs->cache->stat, fh.ino, fh.gen, out);
+    return dbfs_cache_attr_look(fs, fh, out, false);
 }
 
 /*
@@ -134,9 +142,38 @@ int dbfs_cache_attr(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
  */
 int dbfs_cache_attr_quick(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
 {
-    if (!fs->cache || !fs->cache->stat || fs->coh_fresh)
-        return -ENOENT;
-    return cache_stat_find(fs->cache->stat, fh.ino, fh.gen, out);
+    return dbfs_cache_attr_look(fs, fh, out, true);
+}
+
+/* dbfs_cache_name and dbfs_cache_name_quick: the naming cache's answer,
+ * counted or not (quick: without the shared file system's freshness
+ * check, which may take a round trip: a miss). */
+static cache_name_result dbfs_cache_name_look(dbfs *fs, uint64_t dir, const char *name,
+                                              dbfs_fh *out, bool quick)
+{
+    uint64_t ino = 0;
+    uint32_t gen = 0;
+    cache_name_result r;
+
+    if (!fs->cache || !fs->cache->name)
+        return CACHE_NAME_MISS;
+    if (fs->coh_fresh && (quick || !fs->coh_fresh(fs->coh)))
+        return CACHE_NAME_MISS;
+    r = quick ? cache_name_find(fs->cache->name, dir, name, strlen(name), &ino, &gen)
+              : cache_name_get(fs->cache->name, dir, name, strlen(name), &ino, &gen);
+    if (r == CACHE_NAME_FOUND && out) {
+        out->ino = ino;
+        out->gen = gen;
+    }
+    return r;
+}
+
+/*
+ * dbfs_cache_name -- see dbfs_cache.h.
+ */
+cache_name_result dbfs_cache_name(dbfs *fs, uint64_t dir, const char *name, dbfs_fh *out)
+{
+    return dbfs_cache_name_look(fs, dir, name, out, false);
 }
 
 /*
@@ -144,18 +181,7 @@ int dbfs_cache_attr_quick(dbfs *fs, dbfs_fh fh, dbfs_attr *out)
  */
 cache_name_result dbfs_cache_name_quick(dbfs *fs, uint64_t dir, const char *name, dbfs_fh *out)
 {
-    uint64_t ino = 0;
-    uint32_t gen = 0;
-    cache_name_result r;
-
-    if (!fs->cache || !fs->cache->name || fs->coh_fresh)
-        return CACHE_NAME_MISS;
-    r = cache_name_find(fs->cache->name, dir, name, strlen(name), &ino, &gen);
-    if (r == CACHE_NAME_FOUND && out) {
-        out->ino = ino;
-        out->gen = gen;
-    }
-    return r;
+    return dbfs_cache_name_look(fs, dir, name, out, true);
 }
 
 /*
@@ -182,27 +208,6 @@ void dbfs_cache_name_hit(dbfs *fs, uint64_t dir, const char *name)
 cache_dir *dbfs_cache_dir(dbfs *fs)
 {
     return fs->cache ? fs->cache->dir : NULL;
-}
-
-/*
- * dbfs_cache_name -- see dbfs_cache.h.
- */
-cache_name_result dbfs_cache_name(dbfs *fs, uint64_t dir, const char *name, dbfs_fh *out)
-{
-    uint64_t ino = 0;
-    uint32_t gen = 0;
-    cache_name_result r;
-
-    if (!fs->cache || !fs->cache->name)
-        return CACHE_NAME_MISS;
-    if (fs->coh_fresh && !fs->coh_fresh(fs->coh))
-        return CACHE_NAME_MISS;
-    r = cache_name_get(fs->cache->name, dir, name, strlen(name), &ino, &gen);
-    if (r == CACHE_NAME_FOUND && out) {
-        out->ino = ino;
-        out->gen = gen;
-    }
-    return r;
 }
 
 /* The stat cache keeps whole dbfs_attr values; the naming cache takes

@@ -194,10 +194,8 @@ int dbfs_lookup_quick(dbfs *fs, const dbfs_cred *cred, dbfs_fh dir, const char *
     dbfs_attr_opt_set(dir_attr, NULL);
     if (dir.snap != 0 || dbfs_name_check(name, -ENOENT) != 0 || dbfs_name_is_dotdot(name))
         return -ENODATA;
-    if (!dbfs_lookup_cached(fs, true, cred, dir, name, &o, dir_attr, &rc)) {
-        dbfs_attr_opt_set(dir_attr, NULL);
-        return -ENODATA;
-    }
+    if (!dbfs_lookup_cached(fs, true, cred, dir, name, &o, dir_attr, &rc))
+        return -ENODATA; /* dir_attr untouched: still not set */
     if (rc == 0) {
         dbfs_wb_overlay(fs, &o);
         if (obj)

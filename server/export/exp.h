@@ -37,6 +37,10 @@ struct srv_ctx {
     unsigned char write_verf[8];
     /* READDIR cookie verifier: our cookies never go stale, so it is fixed. */
     unsigned char cookie_verf[8];
+    /* Matching a caller against the exports may block (exp_match_may_block
+     * at start; the exports do not change while serving): the quick forms
+     * leave every call to a worker. */
+    bool match_may_block;
     /* MOUNT DUMP list (locked by mounts_lock). */
     pthread_mutex_t mounts_lock;
     exp_mount *mounts;

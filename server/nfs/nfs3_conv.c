@@ -280,7 +280,7 @@ nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out)
 
 bool nfs3_quick_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out, nfsstat3 *st)
 {
-    if (exp_match_may_block(req->srv->cfg))
+    if (req->srv->match_may_block)
         return false;
     *st = nfs3_fh_in(req, in, out);
     return true;

@@ -211,8 +211,8 @@ nfsstat3 nfs3_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out);
 /*
  * nfs3_quick_fh_in -- nfs3_fh_in for a quick form (srv_proc.quick): false
  * when the call must go to a worker (matching the caller against the
- * exports may resolve a host name, which may block); else true and *st as
- * nfs3_fh_in answers.
+ * exports may resolve a host name, which may block: srv_ctx's
+ * match_may_block); else true and *st as nfs3_fh_in answers.
  */
 bool nfs3_quick_fh_in(srv_req *req, const nfs_fh3 *in, dbfs_fh *out, nfsstat3 *st);
 

@@ -30,27 +30,26 @@
 #include "nfs3_proc.h"
 #include "nfs3_program.h"
 
-#define NFS3_PROC_DEC(num, nm, args, dec, res, fn, nonidem)                                        \
+/* A procedure whose arguments dec decodes; qfn its quick form (NULL:
+ * none; srv_proc.quick: answered from memory on the event thread when it
+ * can be). */
+#define NFS3_PROC_DECQ(num, nm, args, dec, res, fn, nonidem, qfn)                                  \
     [num] = {.name = nm,                                                                           \
              .args_xdr = (xdrproc_t)dec,                                                           \
              .res_xdr = (xdrproc_t)xdr_##res,                                                      \
              .args_size = sizeof(args),                                                            \
              .res_size = sizeof(res),                                                              \
              .handler = fn,                                                                        \
-             .non_idempotent = nonidem}
+             .non_idempotent = nonidem,                                                            \
+             .quick = qfn}
+#define NFS3_PROC_DEC(num, nm, args, dec, res, fn, nonidem)                                        \
+    NFS3_PROC_DECQ(num, nm, args, dec, res, fn, nonidem, NULL)
 /* A procedure whose arguments are what rpcgen decodes, unchecked. */
 #define NFS3_PROC(num, nm, args, res, fn, nonidem)                                                 \
     NFS3_PROC_DEC(num, nm, args, xdr_##args, res, fn, nonidem)
-/* An idempotent one that is answered from memory on the event thread when
- * it can be (qfn, srv_proc.quick). */
+/* An idempotent one with a quick form. */
 #define NFS3_PROC_QUICK(num, nm, args, res, fn, qfn)                                               \
-    [num] = {.name = nm,                                                                           \
-             .args_xdr = (xdrproc_t)xdr_##args,                                                    \
-             .res_xdr = (xdrproc_t)xdr_##res,                                                      \
-             .args_size = sizeof(args),                                                            \
-             .res_size = sizeof(res),                                                              \
-             .handler = fn,                                                                        \
-             .quick = qfn}
+    NFS3_PROC_DECQ(num, nm, args, xdr_##args, res, fn, false, qfn)
 
 static const srv_proc nfs3_procs[] = {
     [NFSPROC3_NULL] = {.name = "NULL",
@@ -64,13 +63,8 @@ static const srv_proc nfs3_procs[] = {
     NFS3_PROC_QUICK(NFSPROC3_GETATTR, "GETATTR", GETATTR3args, GETATTR3res, nfs3_proc_getattr,
                     nfs3_quick_getattr),
     NFS3_PROC(NFSPROC3_SETATTR, "SETATTR", SETATTR3args, SETATTR3res, nfs3_proc_setattr, true),
-    [NFSPROC3_LOOKUP] = {.name = "LOOKUP",
-                         .args_xdr = (xdrproc_t)nfs3_args_lookup,
-                         .res_xdr = (xdrproc_t)xdr_LOOKUP3res,
-                         .args_size = sizeof(LOOKUP3args),
-                         .res_size = sizeof(LOOKUP3res),
-                         .handler = nfs3_proc_lookup,
-                         .quick = nfs3_quick_lookup},
+    NFS3_PROC_DECQ(NFSPROC3_LOOKUP, "LOOKUP", LOOKUP3args, nfs3_args_lookup, LOOKUP3res,
+                   nfs3_proc_lookup, false, nfs3_quick_lookup),
     NFS3_PROC_QUICK(NFSPROC3_ACCESS, "ACCESS", ACCESS3args, ACCESS3res, nfs3_proc_access,
                     nfs3_quick_access),
     NFS3_PROC(NFSPROC3_READLINK, "READLINK", READLINK3args, READLINK3res, nfs3_proc_readlink,

@@ -149,6 +149,7 @@ static void srv_ctx_init(srv_ctx *ctx, const cfg *c, dbfs *fs)
     ctx->info = dbfs_get_info(fs);
     srv_write_verf(ctx->write_verf);
     memset(ctx->cookie_verf, 0, sizeof ctx->cookie_verf); /* cookies never go stale */
+    ctx->match_may_block = exp_match_may_block(c);
     pthread_mutex_init(&ctx->mounts_lock, NULL);
 }
 

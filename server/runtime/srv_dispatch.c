@@ -208,6 +208,21 @@ static bool srv_find_program(srv_dispatch *d, uint32_t *low, uint32_t *high)
     return any;
 }
 
+/* Point d->proc at the call's procedure of d->prog; false when it is not
+ * served (beyond the table, unnamed, or TCP-only and called over UDP). */
+static bool srv_proc_served(srv_dispatch *d)
+{
+    if (d->call.proc < d->prog->nprocs)
+        d->proc = &d->prog->procs[d->call.proc];
+    return d->proc && d->proc->name && (!d->proc->tcp_only || d->from->tcp);
+}
+
+/* AUTH_NONE on a procedure other than NULL of an SRV_AUTH_SYS program. */
+static bool srv_auth_too_weak(const srv_dispatch *d)
+{
+    return !d->auth.present && d->call.proc != 0 && d->prog->auth == SRV_AUTH_SYS;
+}
+
 /* Credentials, then program, version and procedure. */
 static bool srv_step_program(srv_dispatch *d)
 {
@@ -233,15 +248,13 @@ static bool srv_step_program(srv_dispatch *d)
         srv_reply_prog_mismatch(d->out, d->call.xid, low, high);
         return srv_end(d, SRV_EV_PROG_MISMATCH, SRV_DISPATCH_REPLY);
     }
-    if (d->call.proc < d->prog->nprocs)
-        d->proc = &d->prog->procs[d->call.proc];
-    if (!d->proc || !d->proc->name || (d->proc->tcp_only && !d->from->tcp)) {
+    if (!srv_proc_served(d)) {
         srv_complain(d, "%s has no procedure %u%s", d->prog->name, d->call.proc,
                      d->proc && d->proc->name ? " over UDP" : "");
         srv_reply_accepted(d->out, d->call.xid, PROC_UNAVAIL);
         return srv_end(d, SRV_EV_PROC_UNAVAIL, SRV_DISPATCH_REPLY);
     }
-    if (!d->auth.present && d->call.proc != 0 && d->prog->auth == SRV_AUTH_SYS) {
+    if (srv_auth_too_weak(d)) {
         srv_complain(d, "%s %s needs AUTH_SYS, got flavor %u", d->prog->name, d->proc->name,
                      d->call.cred_flavor);
         srv_stats_call(d->env->stats, d->prog_index, d->call.proc, srv_now_ns() - d->t0, 0, true,
@@ -304,18 +317,26 @@ static void srv_req_setup(srv_dispatch *d, srv_req *req)
     req->out = d->out;
 }
 
+/* Decode the arguments into args; false if they are not. */
+static bool srv_args_in(const srv_dispatch *d, void *args)
+{
+    XDR x;
+
+    xdrmem_create(&x, (char *)d->rec + d->call.args_off, (u_int)(d->len - d->call.args_off),
+                  XDR_DECODE);
+    bool ok = !d->proc->args_xdr || ((srv_xdr_fn)d->proc->args_xdr)(&x, args);
+    xdr_destroy(&x);
+    return ok;
+}
+
 /* Decode the arguments into args; false (GARBAGE_ARGS sent) if they are not. */
 static bool srv_decode_args(srv_dispatch *d, void *args)
 {
-    size_t n = d->len - d->call.args_off;
-    XDR x;
+    bool ok = srv_args_in(d, args);
 
-    xdrmem_create(&x, (char *)d->rec + d->call.args_off, (u_int)n, XDR_DECODE);
-    bool ok = !d->proc->args_xdr || ((srv_xdr_fn)d->proc->args_xdr)(&x, args);
-    xdr_destroy(&x);
     if (!ok) {
         srv_complain(d, "%s %s: undecodable arguments (%zu bytes)", d->prog->name, d->proc->name,
-                     n);
+                     d->len - d->call.args_off);
         srv_reply_accepted(d->out, d->call.xid, GARBAGE_ARGS);
     }
     return ok;
@@ -449,12 +470,9 @@ static bool srv_quick_eligible(srv_dispatch *d)
         return false;
     if (srv_call_credential(&d->call, &d->auth, &why) != AUTH_OK)
         return false;
-    if (!srv_find_program(d, &low, &high) || !d->prog || d->call.proc >= d->prog->nprocs)
+    if (!srv_find_program(d, &low, &high) || !d->prog || !srv_proc_served(d))
         return false;
-    d->proc = &d->prog->procs[d->call.proc];
-    return d->proc->name && d->proc->quick && !d->proc->non_idempotent &&
-           (!d->proc->tcp_only || d->from->tcp) &&
-           (d->auth.present || d->call.proc == 0 || d->prog->auth != SRV_AUTH_SYS);
+    return d->proc->quick && !d->proc->non_idempotent && !srv_auth_too_weak(d);
 }
 
 srv_dispatch_result srv_dispatch_quick(const srv_env *env, const void *rec, size_t len,
@@ -468,7 +486,6 @@ srv_dispatch_result srv_dispatch_quick(const srv_env *env, const void *rec, size
                       .t0 = srv_now_ns(),
                       .result = SRV_DISPATCH_DEFER};
     srv_req req;
-    XDR x;
 
     if (!srv_quick_eligible(&d))
         return SRV_DISPATCH_DEFER;
@@ -476,10 +493,7 @@ srv_dispatch_result srv_dispatch_quick(const srv_env *env, const void *rec, size
     srv_req_setup(&d, &req);
     void *args = srv_req_alloc(&req, d.proc->args_size);
     void *res = srv_req_alloc(&req, d.proc->res_size);
-    xdrmem_create(&x, (char *)rec + d.call.args_off, (u_int)(len - d.call.args_off), XDR_DECODE);
-    bool ok = !d.proc->args_xdr || ((srv_xdr_fn)d.proc->args_xdr)(&x, args);
-    xdr_destroy(&x);
-    if (ok && d.proc->quick(&req, args, res) && !req.payload &&
+    if (srv_args_in(&d, args) && d.proc->quick(&req, args, res) && !req.payload &&
         srv_reply_success(out, d.call.xid, d.proc->res_xdr, res)) {
         d.result = SRV_DISPATCH_REPLY;
         srv_stats_quick(env->stats, d.prog_index, d.call.proc);
