@@ -583,11 +583,12 @@ static int dbfs_xf_step_write(dbfs_conn *c, void *arg)
 /*
  * Step 1 from the caches, when they can answer it: the file was last seen
  * with chain `known`, the stat cache knows it, and the buffer cache holds,
- * as of its ctime, every chunk the writes cover only in part (their plain
- * bytes: what step 1 would decode). Step 2 then checks the change counter
- * and chain the caches showed, so a guess that is no longer the file's is
- * DBFS_XF_ECHANGED and both steps run. Returns true with the chunks'
- * old bytes in place, false (nothing usable) otherwise.
+ * as of its ctime, every chunk the writes cover only in part within the
+ * file's size (their plain bytes: what step 1 would decode), which for a
+ * new file is none, so that it needs no buffer cache. Step 2 then checks
+ * the change counter and chain the caches showed, so a guess that is no
+ * longer the file's is DBFS_XF_ECHANGED and both steps run. Returns true
+ * with the chunks' old bytes in place, false (nothing usable) otherwise.
  */
 static bool dbfs_xf_old_cached(dbfs_xf_op *op, uint64_t known)
 {
@@ -595,7 +596,7 @@ static bool dbfs_xf_old_cached(dbfs_xf_op *op, uint64_t known)
     const uint32_t cs = fs->info.chunk_size;
     dbfs_attr a;
 
-    if (known == 0 || !fs->chunks || dbfs_cache_attr(fs, op->fh, &a) != 0 || a.type != DBFS_REG)
+    if (known == 0 || dbfs_cache_attr(fs, op->fh, &a) != 0 || a.type != DBFS_REG)
         return false;
     for (size_t i = 0; i < op->nck; i++) {
         dbfs_xf_ck *ck = &op->ck[i];
@@ -604,6 +605,8 @@ static bool dbfs_xf_old_cached(dbfs_xf_op *op, uint64_t known)
         ck->len = 0;
         if (ck->covered || ck->k * cs >= a.size)
             continue; /* nothing to keep: written whole, or past the end */
+        if (!fs->chunks)
+            return false; /* (a new file's writes need no buffer cache) */
         n = cache_chunk_get(fs->chunks, op->fh.ino, ck->k, a.ctime_ns, 0, cs, ck->plain);
         if (n < 0)
             return false;

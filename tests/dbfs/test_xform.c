@@ -6,7 +6,7 @@
  * from the configuration, inheritance at create and mkdir; `used` is what
  * the database stores (compression shows); a damaged stored chunk is an
  * I/O error, never wrong bytes; a wrong key and a chain that does not make
- * are refused at open.
+ * are refused at open; a new file's first store needs no old bytes.
  *
  * Runs once per storage variant (tests/dbfs/CMakeLists.txt: PGNFS_TEST_MKFS).
  */
@@ -499,6 +499,46 @@ static void test_big_store(void)
     g_free(buf);
 }
 
+/* Without a buffer cache, a new file's first write in a directory whose
+ * chain the server knows needs no old bytes: one round trip, as an
+ * unguarded write's. A partial overwrite still reads its chunk first. */
+static void test_new_file_store(void)
+{
+    tx_env e;
+    dbfs_cred root = td_root();
+    dbfs_attr a, b;
+    char buf[5];
+
+    tx_env_open(&e, "identity", false);
+    /* the metadata caches on, the buffer cache and write-back off */
+    td_close(&e.t);
+    memset(&e.t, 0, sizeof e.t);
+    {
+        dbfs_config cfg = {.conninfo = e.conninfo,
+                           .relatime = true,
+                           .xform_root_chain = "identity",
+                           .xform_key_file = e.key,
+                           .stat_cache_entries = 1024,
+                           .name_cache_entries = 1024};
+
+        td_rc(dbfs_open(&cfg, &e.t.fs), 0);
+        td_rc(dbfs_conn_open(e.t.fs, &e.t.c), 0);
+        e.t.conninfo = g_strdup(e.conninfo);
+        e.t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(e.t.fs)->root_gen, 0};
+    }
+    a = td_create(&e.t, &root, e.t.root, "a", 0644);
+    td_write(&e.t, &root, td_fh(&a), 0, "first", 5); /* the directory's chain learned */
+    b = td_create(&e.t, &root, e.t.root, "b", 0644);
+    td_trips(&e.t);
+    td_rc(dbfs_write(e.t.c, &root, td_fh(&b), 0, "hello", 5, DBFS_FILE_SYNC, NULL, NULL), 0);
+    g_assert_cmpuint(td_trips(&e.t), ==, 1);
+    td_rc(dbfs_write(e.t.c, &root, td_fh(&b), 1, "E", 1, DBFS_FILE_SYNC, NULL, NULL), 0);
+    g_assert_cmpuint(td_trips(&e.t), ==, 2);
+    td_read(&e.t, &root, td_fh(&b), 0, buf, 5);
+    g_assert_cmpmem(buf, 5, "hEllo", 5);
+    tx_env_close(&e);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -512,5 +552,6 @@ int main(int argc, char **argv)
     g_test_add_func("/xform/apply", test_apply);
     g_test_add_func("/xform/plugins", test_plugins);
     g_test_add_func("/xform/big-store", test_big_store);
+    g_test_add_func("/xform/new-file-store", test_new_file_store);
     return g_test_run();
 }
