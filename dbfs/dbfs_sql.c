@@ -40,6 +40,13 @@
 #define DBFS_SQL_XF_TEXT                                                                           \
     ", CASE WHEN f.chain <> 0 AND $5::bool THEN pgnfs_xf_chain_text(f.chain) END"
 
+/* The worker session's settings on PostgreSQL and Citus alike (see
+ * DBFS_ST_SESSION). */
+#define DBFS_SQL_SESSION                                                                           \
+    "SELECT set_config('default_transaction_isolation', 'read committed', false),"                 \
+    " CASE WHEN current_setting('synchronous_commit') = 'off'"                                     \
+    " THEN set_config('synchronous_commit', 'on', false) END"
+
 #define DBFS_CRED_ARGS(a, b, c) "$" #a "::int8, $" #b "::int8, $" #c "::int8[]"
 
 /* Statements with a .citus text: on a Citus coordinator (schema
@@ -59,14 +66,9 @@ const dbfs_stmt_def dbfs_stmts[DBFS_ST_COUNT] = {
      * cold file's first LOOKUP, READ and atime update paid three). On
      * Citus the planner's own choices are left as they are. */
     [DBFS_ST_SESSION] = {"pgnfs_session",
-                         "SELECT set_config('default_transaction_isolation', 'read committed',"
-                         " false), CASE WHEN current_setting('synchronous_commit') = 'off'"
-                         " THEN set_config('synchronous_commit', 'on', false) END,"
-                         " set_config('plan_cache_mode', 'force_generic_plan', false)",
-                         .citus = "SELECT set_config('default_transaction_isolation',"
-                                  " 'read committed', false),"
-                                  " CASE WHEN current_setting('synchronous_commit') = 'off'"
-                                  " THEN set_config('synchronous_commit', 'on', false) END"},
+                         DBFS_SQL_SESSION ", set_config('plan_cache_mode', 'force_generic_plan',"
+                                          " false)",
+                         .citus = DBFS_SQL_SESSION},
     /* The transaction it ends (a batch of an async export's change: added
      * by dbfs_batch_sync after the batch's own statements) commits without
      * waiting for its WAL to reach the disk. is_local: this transaction

@@ -507,25 +507,15 @@ static void test_new_file_store(void)
     tx_env e;
     dbfs_cred root = td_root();
     dbfs_attr a, b;
+    dbfs_config cfg;
     char buf[5];
 
     tx_env_open(&e, "identity", false);
     /* the metadata caches on, the buffer cache and write-back off */
+    cfg = tx_config(e.conninfo, "identity", e.key, false);
+    cfg.stat_cache_entries = cfg.name_cache_entries = 1024;
     td_close(&e.t);
-    memset(&e.t, 0, sizeof e.t);
-    {
-        dbfs_config cfg = {.conninfo = e.conninfo,
-                           .relatime = true,
-                           .xform_root_chain = "identity",
-                           .xform_key_file = e.key,
-                           .stat_cache_entries = 1024,
-                           .name_cache_entries = 1024};
-
-        td_rc(dbfs_open(&cfg, &e.t.fs), 0);
-        td_rc(dbfs_conn_open(e.t.fs, &e.t.c), 0);
-        e.t.conninfo = g_strdup(e.conninfo);
-        e.t.root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(e.t.fs)->root_gen, 0};
-    }
+    td_rc(tx_open_with(&e.t, &cfg), 0);
     a = td_create(&e.t, &root, e.t.root, "a", 0644);
     td_write(&e.t, &root, td_fh(&a), 0, "first", 5); /* the directory's chain learned */
     b = td_create(&e.t, &root, e.t.root, "b", 0644);

@@ -31,14 +31,11 @@ char *tx_key_file(const char *dir, const char *name)
     return path;
 }
 
-/* Open conninfo with [xform] root_chain chain and key file key (both may
- * be NULL); a buffer cache when cache. Returns dbfs_open's answer. */
-int tx_open_fs(td_fs *t, const char *conninfo, const char *chain, const char *key, bool cache)
+/* tx_config -- see tx.h. */
+dbfs_config tx_config(const char *conninfo, const char *chain, const char *key, bool cache)
 {
     dbfs_config cfg = {0};
-    int rc;
 
-    memset(t, 0, sizeof *t);
     cfg.conninfo = conninfo;
     cfg.relatime = true;
     cfg.xform_root_chain = chain;
@@ -46,13 +43,30 @@ int tx_open_fs(td_fs *t, const char *conninfo, const char *chain, const char *ke
     cfg.xform_plugin_dir = tx_plugin_dir;
     cfg.buffer_cache_bytes = cache ? 64u * TX_CHUNK : 0;
     cfg.writeback_bytes = cache ? 1u << 20 : 0;
-    rc = dbfs_open(&cfg, &t->fs);
+    return cfg;
+}
+
+/* tx_open_with -- see tx.h. */
+int tx_open_with(td_fs *t, const dbfs_config *cfg)
+{
+    int rc;
+
+    memset(t, 0, sizeof *t);
+    rc = dbfs_open(cfg, &t->fs);
     if (rc != 0)
         return rc;
     td_rc(dbfs_conn_open(t->fs, &t->c), 0);
-    t->conninfo = g_strdup(conninfo);
+    t->conninfo = g_strdup(cfg->conninfo);
     t->root = (dbfs_fh){DBFS_ROOT_INO, dbfs_get_info(t->fs)->root_gen, 0};
     return 0;
+}
+
+/* tx_open_fs -- see tx.h. */
+int tx_open_fs(td_fs *t, const char *conninfo, const char *chain, const char *key, bool cache)
+{
+    dbfs_config cfg = tx_config(conninfo, chain, key, cache);
+
+    return tx_open_with(t, &cfg);
 }
 
 /* A fresh file system of TX_CHUNK chunks (the run's storage variant). */

@@ -34,6 +34,11 @@ char *tx_key_file(const char *dir, const char *name);
  * be NULL); a buffer cache and write-back when cache. Returns dbfs_open's
  * answer. */
 int tx_open_fs(td_fs *t, const char *conninfo, const char *chain, const char *key, bool cache);
+/* The configuration tx_open_fs opens with (the metadata caches off), for a
+ * test to change before tx_open_with. */
+dbfs_config tx_config(const char *conninfo, const char *chain, const char *key, bool cache);
+/* Open cfg as tx_open_fs does. Returns dbfs_open's answer. */
+int tx_open_with(td_fs *t, const dbfs_config *cfg);
 /* A fresh file system of TX_CHUNK chunks (the run's storage variant). */
 char *tx_fresh(void);
 /* A fresh file system, a key, opened with root chain chain. */
