@@ -107,8 +107,9 @@ static int cache_small_copy_fn(void *val, size_t len, void *arg)
 }
 
 /* cache_small_get -- see cache_small.h. */
-long cache_small_get(cache_small *cs, uint64_t ino, int64_t ctime, uint64_t from, uint32_t n,
-                     void *dst)
+/* cache_small_get and cache_small_try: a miss counted or not. */
+static long cache_small_look(cache_small *cs, uint64_t ino, int64_t ctime, uint64_t from,
+                             uint32_t n, void *dst, bool count_miss)
 {
     cache_small_copy a = {ctime, from, n, dst, false};
     int rc = cache_lru_visit(cs->lru, &ino, sizeof ino, cache_small_copy_fn, &a);
@@ -117,10 +118,25 @@ long cache_small_get(cache_small *cs, uint64_t ino, int64_t ctime, uint64_t from
         atomic_fetch_add(&cs->hits, 1);
         return rc;
     }
-    atomic_fetch_add(&cs->misses, 1);
-    if (rc == CACHE_SMALL_STALE)
-        atomic_fetch_add(&cs->stale, 1);
+    if (count_miss) {
+        atomic_fetch_add(&cs->misses, 1);
+        if (rc == CACHE_SMALL_STALE)
+            atomic_fetch_add(&cs->stale, 1);
+    }
     return -ENOENT;
+}
+
+long cache_small_get(cache_small *cs, uint64_t ino, int64_t ctime, uint64_t from, uint32_t n,
+                     void *dst)
+{
+    return cache_small_look(cs, ino, ctime, from, n, dst, true);
+}
+
+/* cache_small_try -- see cache_small.h. */
+long cache_small_try(cache_small *cs, uint64_t ino, int64_t ctime, uint64_t from, uint32_t n,
+                     void *dst)
+{
+    return cache_small_look(cs, ino, ctime, from, n, dst, false);
 }
 
 /* cache_small_put -- see cache_small.h. */

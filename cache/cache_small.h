@@ -57,6 +57,10 @@ uint32_t cache_small_max_file(const cache_small *cs);
  */
 long cache_small_get(cache_small *cs, uint64_t ino, int64_t ctime, uint64_t from, uint32_t n,
                      void *dst);
+/* cache_small_try -- cache_small_get that counts a hit only: for a caller
+ * that asks again through cache_small_get after a miss. */
+long cache_small_try(cache_small *cs, uint64_t ino, int64_t ctime, uint64_t from, uint32_t n,
+                     void *dst);
 
 /*
  * cache_small_put -- file ino holds exactly these len bytes as of ctime.

@@ -441,6 +441,19 @@ int dbfs_read(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off, uin
               void *buf, uint32_t *nread, bool *eof, dbfs_attr_opt *attr);
 
 /*
+ * dbfs_read_quick -- dbfs_read from memory alone, as dbfs_getattr_quick:
+ * 0 with the outputs filled when the caches hold the range (the small-file
+ * cache or the buffer cache) as of the file's current attributes, the
+ * caller may read it and the READ moves no atime (or, for a caller whose
+ * export is async, its update is deferred, as dbfs_read defers it);
+ * -ENODATA otherwise (also for a snapshot's file, a transformation link,
+ * a file with buffered writes), having counted no miss: then call
+ * dbfs_read.
+ */
+int dbfs_read_quick(dbfs *fs, const dbfs_cred *cred, dbfs_fh fh, bool async, uint64_t off,
+                    uint32_t count, void *buf, uint32_t *nread, bool *eof, dbfs_attr_opt *attr);
+
+/*
  * dbfs_write -- write len bytes at off. Needs write permission (the owner
  * always may). Clears setuid/setgid for a non-root writer. *committed says
  * what stability was reached (never less than `how`).

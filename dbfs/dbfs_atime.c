@@ -74,9 +74,9 @@ void dbfs_atime_close(dbfs *fs)
 }
 
 /* dbfs_atime_may_defer -- see dbfs_atime.h. */
-bool dbfs_atime_may_defer(const dbfs_conn *c)
+bool dbfs_atime_may_defer(const dbfs *fs, bool async)
 {
-    return c->fs->atime && c->fs->wb && c->async;
+    return fs->atime && fs->wb && async;
 }
 
 /* dbfs_atime_defer -- see dbfs_atime.h. */

@@ -39,11 +39,12 @@ int dbfs_atime_open(dbfs *fs);
 void dbfs_atime_close(dbfs *fs);
 
 /*
- * dbfs_atime_may_defer -- may a READ on c leave its atime update to the
- * flusher: c is async and the write-back buffer (with its flusher) is
- * on. Cannot fail.
+ * dbfs_atime_may_defer -- may a READ of fs leave its atime update to the
+ * flusher: its changes commit async (an async export: dbfs_conn_async of
+ * its connection, or the export's own option on the event thread) and
+ * the write-back buffer (with its flusher) is on. Cannot fail.
  */
-bool dbfs_atime_may_defer(const dbfs_conn *c);
+bool dbfs_atime_may_defer(const dbfs *fs, bool async);
 
 /*
  * dbfs_atime_defer -- file fh was read at now (ns) and its atime is due:

@@ -126,43 +126,42 @@ static int dbfs_decode_chunk(const dbfs *fs, const char *v, size_t vlen, const c
 }
 
 /*
- * Serve a READ from the caches alone, if they can: the stat cache knows
- * the file, the caller may read it, no atime update is due, and the file
- * is in the small-file cache, or every chunk of the range is in the
- * buffer cache, as of the file's ctime. Returns 0 (served: outputs
- * filled) or -ENOENT (go to the database; nothing counted as a buffer
- * hit).
+ * Serve a READ of the file whose attributes the stat cache gave (a) from
+ * the caches alone, if they can: the caller may read it, no atime update
+ * is due (or, with may_defer, it is deferred), and the file is in the
+ * small-file cache, or every chunk of the range is in the buffer cache,
+ * as of the file's ctime. Returns 0 (served: outputs filled) or -ENOENT
+ * (go to the database; nothing counted as a buffer hit, nor, when quick,
+ * as a small-file miss).
  */
-static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off,
-                            uint32_t count, void *buf, uint32_t *nread, bool *eof,
-                            dbfs_attr_opt *attr)
+static int dbfs_read_mem(dbfs *fs, dbfs_attr *a, const dbfs_cred *cred, dbfs_fh fh, uint64_t off,
+                         uint32_t count, void *buf, uint32_t *nread, bool *eof, dbfs_attr_opt *attr,
+                         bool may_defer, bool quick)
 {
-    const uint64_t cs = c->fs->info.chunk_size;
-    cache_chunk *cc = c->fs->chunks;
-    dbfs_attr a;
+    const uint64_t cs = fs->info.chunk_size;
+    cache_chunk *cc = fs->chunks;
     uint64_t n, nchunks;
     uint32_t got;
     int64_t now = 0;
     bool defer = false;
 
-    if ((!cc && !c->fs->small) || dbfs_cache_attr(c->fs, fh, &a) != 0 || a.type != DBFS_REG ||
-        !dbfs_read_allowed(&a, cred))
+    if (a->type != DBFS_REG || !dbfs_read_allowed(a, cred))
         return -ENOENT;
-    if (c->fs->relatime) {
+    if (fs->relatime) {
         now = dbfs_now_ns();
-        if (dbfs_atime_due(c->fs, &a, now)) {
-            if (!dbfs_atime_may_defer(c))
+        if (dbfs_atime_due(fs, a, now)) {
+            if (!may_defer)
                 return -ENOENT;
             defer = true;
         }
     }
-    if (dbfs_small_read(c->fs, &a, off, count, buf, &got)) {
+    if (dbfs_small_read(fs, a, off, count, buf, &got, quick)) {
         n = got;
         goto served;
     }
     if (!cc)
         return -ENOENT;
-    n = off >= a.size ? 0 : (a.size - off < count ? a.size - off : count);
+    n = off >= a->size ? 0 : (a->size - off < count ? a->size - off : count);
     nchunks = n ? (off + n - 1) / cs - off / cs + 1 : 0;
     for (uint64_t k = 0; k < nchunks; k++) {
         uint64_t chunk = off / cs + k, cstart = chunk * cs;
@@ -173,7 +172,7 @@ static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uin
                                     (uint32_t)(to - from), (char *)buf + (from - off), &tag);
 
         /* A miss: the database read that follows counts what it finds. */
-        if (len < 0 || !cache_chunk_current(cc, fh.ino, chunk, tag, a.ctime_ns))
+        if (len < 0 || !cache_chunk_current(cc, fh.ino, chunk, tag, a->ctime_ns))
             return -ENOENT;
         if (cstart + (uint64_t)len < to)
             dbfs_zero(buf, off, cstart + (uint64_t)len > from ? cstart + (uint64_t)len : from, to);
@@ -181,16 +180,49 @@ static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uin
     cache_chunk_count(cc, nchunks, 0, 0);
 served:
     if (defer) {
-        if (!dbfs_atime_defer(c->fs, fh, now))
+        if (!dbfs_atime_defer(fs, fh, now))
             return -ENOENT;
-        a.atime_ns = now;
+        a->atime_ns = now;
     }
     *nread = (uint32_t)n;
-    *eof = off + n >= a.size;
+    *eof = off + n >= a->size;
     if (attr) {
         attr->valid = true;
-        attr->attr = a;
+        attr->attr = *a;
     }
+    return 0;
+}
+
+/* dbfs_read_mem on a worker: the stat cache's answer counted. */
+static int dbfs_read_cached(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint64_t off,
+                            uint32_t count, void *buf, uint32_t *nread, bool *eof,
+                            dbfs_attr_opt *attr)
+{
+    dbfs_attr a;
+
+    if ((!c->fs->chunks && !c->fs->small) || dbfs_cache_attr(c->fs, fh, &a) != 0)
+        return -ENOENT;
+    return dbfs_read_mem(c->fs, &a, cred, fh, off, count, buf, nread, eof, attr,
+                         dbfs_atime_may_defer(c->fs, c->async), false);
+}
+
+/*
+ * dbfs_read_quick -- see dbfs.h. What dbfs_read_cached serves, but for a
+ * file with buffered writes (a worker flushes them first); the stat
+ * cache's hit is counted only when the READ is answered here, so a READ
+ * that goes on to a worker looks the file up once.
+ */
+int dbfs_read_quick(dbfs *fs, const dbfs_cred *cred, dbfs_fh fh, bool async, uint64_t off,
+                    uint32_t count, void *buf, uint32_t *nread, bool *eof, dbfs_attr_opt *attr)
+{
+    dbfs_attr a;
+
+    if (fh.snap != 0 || (!fs->chunks && !fs->small) || dbfs_cache_attr_quick(fs, fh, &a) != 0 ||
+        dbfs_attr_is_xlink(&a) || dbfs_wb_holds(fs, fh.ino) ||
+        dbfs_read_mem(fs, &a, cred, fh, off, count, buf, nread, eof, attr,
+                      dbfs_atime_may_defer(fs, async), true) != 0)
+        return -ENODATA;
+    dbfs_cache_attr_hit(fs, fh);
     return 0;
 }
 

@@ -60,13 +60,14 @@ void dbfs_small_figures(const dbfs *fs, dbfs_cache_figures *out)
 
 /* dbfs_small_read -- see dbfs_small.h. */
 bool dbfs_small_read(dbfs *fs, const dbfs_attr *a, uint64_t off, uint32_t count, void *buf,
-                     uint32_t *nread)
+                     uint32_t *nread, bool quick)
 {
     long len;
 
     if (!fs->small || a->size > cache_small_max_file(fs->small))
         return false;
-    len = cache_small_get(fs->small, a->ino, a->ctime_ns, off, count, buf);
+    len = quick ? cache_small_try(fs->small, a->ino, a->ctime_ns, off, count, buf)
+                : cache_small_get(fs->small, a->ino, a->ctime_ns, off, count, buf);
     if (len < 0 || (uint64_t)len != a->size)
         return false;
     *nread = off >= a->size ? 0 : (a->size - off < count ? (uint32_t)(a->size - off) : count);

@@ -31,10 +31,11 @@ void dbfs_small_figures(const dbfs *fs, dbfs_cache_figures *out);
  * attributes are a (known exact: the stat cache, or the database) from
  * the cache: true with *nread and buf filled if its contents as of
  * a->ctime_ns are cached; false otherwise (a miss is counted only for a
- * file small enough to be kept).
+ * file small enough to be kept, and not when quick: a caller that goes on
+ * to a worker, which asks again).
  */
 bool dbfs_small_read(dbfs *fs, const dbfs_attr *a, uint64_t off, uint32_t count, void *buf,
-                     uint32_t *nread);
+                     uint32_t *nread, bool quick);
 
 /* dbfs_small_learn_read -- a READ that went to the database read n bytes
  * at off of the file with attributes a (of the same snapshot) into buf:

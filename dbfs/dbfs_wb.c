@@ -106,6 +106,15 @@ bool dbfs_wb_holds_any(const dbfs *fs)
     return fs->wb && !cache_wb_empty(fs->wb);
 }
 
+/* dbfs_wb_holds -- see dbfs_wb.h. */
+bool dbfs_wb_holds(dbfs *fs, uint64_t ino)
+{
+    uint64_t end;
+    int64_t mtime;
+
+    return fs->wb && cache_wb_overlay(fs->wb, ino, &end, &mtime);
+}
+
 /* dbfs_wb_overlay -- see dbfs_wb.h. */
 void dbfs_wb_overlay(dbfs *fs, dbfs_attr *a)
 {
@@ -406,10 +415,8 @@ int dbfs_wb_write_through(dbfs_conn *c, const dbfs_cred *cred, dbfs_fh fh, uint6
     dbfs_attr seen;
     bool have_seen = false;
     int rc;
-    uint64_t end;
-    int64_t mtime;
 
-    if (dbfs_wb_holds_any(c->fs) && cache_wb_overlay(c->fs->wb, fh.ino, &end, &mtime)) {
+    if (dbfs_wb_holds(c->fs, fh.ino)) {
         /* What the client saw before this write includes buffered data. */
         have_seen = dbfs_wb_attr(c, fh, &seen) == 0;
         rc = dbfs_wb_flush(c, fh.ino, NULL, NULL, NULL);

@@ -25,6 +25,8 @@ void dbfs_wb_close(dbfs *fs);
 
 /* Does any file hold buffered data? Cannot fail. */
 bool dbfs_wb_holds_any(const dbfs *fs);
+/* Does file ino hold buffered data? Cannot fail. */
+bool dbfs_wb_holds(dbfs *fs, uint64_t ino);
 
 /* Apply to *a what the buffer holds of its file: size at least the end of
  * the data held, mtime and ctime at least its latest write. Cannot fail. */
