@@ -42,13 +42,38 @@ static stable_how nfs3_stable_out(dbfs_stable s)
     return FILE_SYNC;
 }
 
+/* A READ's range: the offset and count asked, clamped as the NOTES say. */
+static void nfs3_read_range(const READ3args *args, uint64_t *off, uint32_t *count)
+{
+    *off = args->offset > (uint64_t)DBFS_MAX_FILESIZE ? (uint64_t)DBFS_MAX_FILESIZE : args->offset;
+    *count = args->count > SRV_IO_MAX ? SRV_IO_MAX : args->count;
+    if (*count > (uint64_t)DBFS_MAX_FILESIZE - *off)
+        *count = (uint32_t)((uint64_t)DBFS_MAX_FILESIZE - *off);
+}
+
+/* The READ reply for status st, nread bytes of buf. */
+static void nfs3_read_res(srv_req *req, READ3res *res, nfsstat3 st, const dbfs_attr_opt *attr,
+                          char *buf, uint32_t nread, bool eof)
+{
+    res->status = st;
+    if (st != NFS3_OK) {
+        nfs3_post_op_attr(req->srv->info, attr, &res->READ3res_u.resfail.file_attributes);
+        return;
+    }
+    READ3resok *ok = &res->READ3res_u.resok;
+    nfs3_post_op_attr(req->srv->info, attr, &ok->file_attributes);
+    ok->count = nread;
+    ok->eof = eof;
+    ok->data.data_len = nread;
+    ok->data.data_val = buf;
+}
+
 /* READ: bytes of a file (RFC 1813 3.3.6). */
 void nfs3_proc_read(srv_req *req, void *argp, void *resp)
 {
     const READ3args *args = argp;
-    READ3res *res = resp;
-    uint64_t off = args->offset;
-    uint32_t count = args->count > SRV_IO_MAX ? SRV_IO_MAX : args->count;
+    uint64_t off;
+    uint32_t count;
     dbfs_fh fh;
     dbfs_attr_opt attr = {0};
     uint32_t nread = 0;
@@ -56,28 +81,47 @@ void nfs3_proc_read(srv_req *req, void *argp, void *resp)
     char *buf = NULL;
     nfsstat3 st;
 
+    nfs3_read_range(args, &off, &count);
     st = nfs3_fh_in(req, &args->file, &fh);
-    if (off > (uint64_t)DBFS_MAX_FILESIZE)
-        off = DBFS_MAX_FILESIZE;
-    if (count > (uint64_t)DBFS_MAX_FILESIZE - off)
-        count = (uint32_t)((uint64_t)DBFS_MAX_FILESIZE - off);
     if (st == NFS3_OK) {
         buf = srv_req_payload(req, count); /* the reply is built around it */
         st = nfs3_errno_to_stat(
             dbfs_read(req->db, &req->cred, fh, off, count, buf, &nread, &eof, &attr),
             NFSPROC3_READ);
     }
-    res->status = st;
+    nfs3_read_res(req, resp, st, &attr, buf, nread, eof);
+}
+
+/* READ's quick form: a range of at most NFS3_QUICK_READ_MAX bytes the
+ * caches hold; a larger one goes to a worker, so that no copy on the
+ * event thread holds up the calls behind it for long. */
+bool nfs3_quick_read(srv_req *req, void *argp, void *resp)
+{
+    const READ3args *args = argp;
+    uint64_t off;
+    uint32_t count;
+    dbfs_fh fh;
+    dbfs_attr_opt attr = {0};
+    uint32_t nread = 0;
+    bool eof = false;
+    char *buf;
+    nfsstat3 st;
+
+    nfs3_read_range(args, &off, &count);
+    if (count > NFS3_QUICK_READ_MAX || !nfs3_quick_fh_in(req, &args->file, &fh, &st))
+        return false;
     if (st != NFS3_OK) {
-        nfs3_post_op_attr(req->srv->info, &attr, &res->READ3res_u.resfail.file_attributes);
-        return;
+        nfs3_read_res(req, resp, st, &attr, NULL, 0, false);
+        return true;
     }
-    READ3resok *ok = &res->READ3res_u.resok;
-    nfs3_post_op_attr(req->srv->info, &attr, &ok->file_attributes);
-    ok->count = nread;
-    ok->eof = eof;
-    ok->data.data_len = nread;
-    ok->data.data_val = buf;
+    buf = srv_req_payload(req, count);
+    if (!nfs3_quick_status(dbfs_read_quick(req->srv->fs, &req->cred, fh,
+                                           req->client && req->client->async, off, count, buf,
+                                           &nread, &eof, &attr),
+                           NFSPROC3_READ, &st))
+        return false;
+    nfs3_read_res(req, resp, st, &attr, buf, nread, eof);
+    return true;
 }
 
 /* WRITE: bytes into a file, at the stability asked or better (RFC 1813 3.3.7). */

@@ -55,6 +55,9 @@ bool nfs3_quick_null(srv_req *req, void *argp, void *resp);
 bool nfs3_quick_getattr(srv_req *req, void *argp, void *resp);
 bool nfs3_quick_access(srv_req *req, void *argp, void *resp);
 bool nfs3_quick_lookup(srv_req *req, void *argp, void *resp);
+bool nfs3_quick_read(srv_req *req, void *argp, void *resp);
+/* The largest READ a quick form answers (nfs3_quick_read). */
+#define NFS3_QUICK_READ_MAX (64u * 1024u)
 void nfs3_proc_setattr(srv_req *req, void *argp, void *resp);
 void nfs3_proc_lookup(srv_req *req, void *argp, void *resp);
 void nfs3_proc_access(srv_req *req, void *argp, void *resp);

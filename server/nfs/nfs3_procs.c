@@ -69,7 +69,7 @@ static const srv_proc nfs3_procs[] = {
                     nfs3_quick_access),
     NFS3_PROC(NFSPROC3_READLINK, "READLINK", READLINK3args, READLINK3res, nfs3_proc_readlink,
               false),
-    NFS3_PROC(NFSPROC3_READ, "READ", READ3args, READ3res, nfs3_proc_read, false),
+    NFS3_PROC_QUICK(NFSPROC3_READ, "READ", READ3args, READ3res, nfs3_proc_read, nfs3_quick_read),
     NFS3_PROC_DEC(NFSPROC3_WRITE, "WRITE", WRITE3args, nfs3_args_write, WRITE3res, nfs3_proc_write,
                   true),
     NFS3_PROC_DEC(NFSPROC3_CREATE, "CREATE", CREATE3args, nfs3_args_create, CREATE3res,

@@ -70,8 +70,10 @@
 /* Bytes read from one connection per wake-up. */
 #define SRV_READ_BUDGET (256u * 1024u)
 /* The quick replies' buffer (srv_transport.quick_out) is released after a
- * reply that grew it beyond this. */
-#define SRV_QUICK_OUT_KEEP (64u * 1024u)
+ * reply that grew it beyond this: room for a quick form's payload (NFS
+ * READ answers up to 64 KiB there) with its header, so that the buffer is
+ * not allocated afresh per call. */
+#define SRV_QUICK_OUT_KEEP (256u * 1024u)
 
 /* One queued piece of output: the rest of a reply record (mark included). */
 typedef struct {

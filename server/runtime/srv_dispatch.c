@@ -418,6 +418,15 @@ static void srv_finish(srv_dispatch *d, const void *res, bool rpc_error, bool ke
     srv_slow_log(d, ns, rt, status);
 }
 
+/* Encode a successful call's reply (around the handler's payload, if it
+ * made one); false if the result cannot be encoded. */
+static bool srv_reply_result(srv_dispatch *d, const srv_req *req, void *res)
+{
+    return req->payload ? srv_reply_payload(d->out, d->call.xid, d->proc->res_xdr, res,
+                                            req->payload, req->payload_cap)
+                        : srv_reply_success(d->out, d->call.xid, d->proc->res_xdr, res);
+}
+
 /* Run the decoded call and encode its reply; false if the call is dropped. */
 static bool srv_reply_to(srv_dispatch *d, srv_req *req, void *args, void *res, bool *keep,
                          bool *rpc_error)
@@ -425,9 +434,7 @@ static bool srv_reply_to(srv_dispatch *d, srv_req *req, void *args, void *res, b
     *rpc_error = false;
     if (!pgnfsd_run_handler(d, req, args, res, keep))
         return false;
-    if (req->payload ? srv_reply_payload(d->out, d->call.xid, d->proc->res_xdr, res, req->payload,
-                                         req->payload_cap)
-                     : srv_reply_success(d->out, d->call.xid, d->proc->res_xdr, res))
+    if (srv_reply_result(d, req, res))
         return true;
     g_warning("xid 0x%08x: %s %s: the result cannot be encoded (a server bug): SYSTEM_ERR",
               d->call.xid, d->prog->name, d->proc->name);
@@ -493,8 +500,8 @@ srv_dispatch_result srv_dispatch_quick(const srv_env *env, const void *rec, size
     srv_req_setup(&d, &req);
     void *args = srv_req_alloc(&req, d.proc->args_size);
     void *res = srv_req_alloc(&req, d.proc->res_size);
-    if (srv_args_in(&d, args) && d.proc->quick(&req, args, res) && !req.payload &&
-        srv_reply_success(out, d.call.xid, d.proc->res_xdr, res)) {
+    if (srv_args_in(&d, args) && d.proc->quick(&req, args, res) &&
+        srv_reply_result(&d, &req, res)) {
         d.result = SRV_DISPATCH_REPLY;
         srv_stats_quick(env->stats, d.prog_index, d.call.proc);
         srv_finish(&d, res, false, true, 0);

@@ -1,6 +1,6 @@
 /*
  * test_quick.c -- calls answered on the server's event thread from memory
- * (srv_dispatch_quick): GETATTR, ACCESS, LOOKUP and NULL of what the
+ * (srv_dispatch_quick): GETATTR, ACCESS, LOOKUP, READ and NULL of what the
  * caches know are answered there, with the same results a worker gives; a call
  * the cache cannot answer goes on to a worker, which answers it from the
  * database; either way each call looks the file up in the stat cache
@@ -178,6 +178,95 @@ static void test_walk(void)
     g_free(f);
 }
 
+/* READ of [off, off + count) of f, whose bytes are data (size bytes):
+ * the bytes, the count and eof are the file's. */
+static void read_check(nr_ctx *c, const nr_fh *f, uint64_t off, uint32_t count,
+                       const unsigned char *data, uint64_t size)
+{
+    READ3res rr;
+    uint64_t n = off >= size ? 0 : (size - off < count ? size - off : count);
+
+    pt_ok(c, nr_read(c, f, off, count, &rr));
+    g_assert_cmpuint(rr.READ3res_u.resok.count, ==, n);
+    g_assert_cmpuint(rr.READ3res_u.resok.data.data_len, ==, n);
+    g_assert_cmpint(rr.READ3res_u.resok.eof, ==, off + n >= size);
+    if (n)
+        g_assert_cmpmem(rr.READ3res_u.resok.data.data_val, n, data + off, n);
+    g_assert_cmpuint(pt_post_attr(&rr.READ3res_u.resok.file_attributes).size, ==, size);
+    nr_arena_clear(c);
+}
+
+/* READs of up to 64 KiB of what the caches hold are answered on the
+ * event thread, with the bytes a worker gives; the first READ after a
+ * change (it moves atime), a larger READ, a READ of a file with buffered
+ * writes and a READ the caller may not make go to a worker. */
+static void test_read(void)
+{
+    enum { CALLS = 40, SIZE = 200 * 1024 };
+    nr_ctx *c = pt_open(NULL);
+    nr_fh dir = pt_fresh_dir();
+    nr_fh f = pt_create(c, &dir, "r", 0644);
+    unsigned char *data = g_malloc(SIZE);
+
+    for (unsigned i = 0; i < SIZE; i++)
+        data[i] = (unsigned char)(i * 7 + i / 251);
+    pt_write(c, &f, 0, data, SIZE);
+
+    /* The first READ moves atime (relatime): a worker's. */
+    qk_counts r0 = counts("READ");
+    read_check(c, &f, 0, 4096, data, SIZE);
+    qk_counts r1 = counts("READ");
+    g_assert_cmpfloat(r1.calls - r0.calls, ==, 1);
+    g_assert_cmpfloat(r1.quick - r0.quick, ==, 0);
+
+    /* The rest of the file into the buffer cache (one READ, a worker's:
+     * over 64 KiB), then READs anywhere, past the end too: all quick,
+     * none at the database. */
+    read_check(c, &f, 4096, SIZE, data, SIZE);
+    qk_counts r2 = counts("READ");
+    g_assert_cmpfloat(r2.quick - r1.quick, ==, 0);
+    for (unsigned i = 0; i < CALLS; i++) {
+        uint64_t off = (uint64_t)i * 5113 % (SIZE + 4096);
+        uint32_t count = 1 + i * 4099 % 65536;
+
+        read_check(c, &f, off, count, data, SIZE);
+    }
+    qk_counts r3 = counts("READ");
+    g_assert_cmpfloat(r3.calls - r2.calls, ==, CALLS);
+    g_assert_cmpfloat(r3.quick - r2.quick, ==, CALLS);
+    g_assert_cmpfloat(r3.trips - r2.trips, ==, 0);
+    g_assert_cmpfloat(r3.hits - r2.hits, ==, CALLS);
+    g_assert_cmpfloat(r3.misses - r2.misses, ==, 0);
+
+    /* A buffered (UNSTABLE) write: the READ that follows sees it, from a
+     * worker, which stores it first; after at most one more worker's READ
+     * (moving atime past the change), the event thread answers again. */
+    pt_ok(c, nr_write(c, &f, 100, "XYZ", 3, UNSTABLE, NULL));
+    memcpy(data + 100, "XYZ", 3);
+    read_check(c, &f, 0, 4096, data, SIZE);
+    qk_counts r4 = counts("READ");
+    g_assert_cmpfloat(r4.calls - r3.calls, ==, 1);
+    g_assert_cmpfloat(r4.quick - r3.quick, ==, 0);
+    for (unsigned i = 0; i < 3; i++)
+        read_check(c, &f, 50, 100, data, SIZE);
+    qk_counts r5 = counts("READ");
+    g_assert_cmpfloat(r5.quick - r4.quick, >=, 2);
+
+    /* Another user the mode does not let read: ACCES, from a worker. */
+    nr_cred other = {.uid = 4242, .gid = 4242};
+    nr_ctx *o = pt_open(&other);
+    READ3res rr;
+    pt_chmod(c, &f, 0600);
+    qk_counts r6 = counts("READ");
+    pt_stat(o, nr_read(o, &f, 0, 100, &rr), NFS3ERR_ACCES);
+    qk_counts r7 = counts("READ");
+    g_assert_cmpfloat(r7.calls - r6.calls, ==, 1);
+    g_assert_cmpfloat(r7.quick - r6.quick, ==, 0);
+    nr_close(o);
+    nr_close(c);
+    g_free(data);
+}
+
 /* NULL (the client's ping) is answered on the event thread, but for the
  * first call of a connection: a worker decides whether an export admits
  * its client (a host-name pattern may take a name look-up). */
@@ -207,6 +296,7 @@ int main(int argc, char **argv)
     g_test_add_func("/quick/cached", test_cached);
     g_test_add_func("/quick/walk", test_walk);
     g_test_add_func("/quick/null", test_null);
+    g_test_add_func("/quick/read", test_read);
     if (listing)
         return g_test_run();
     metrics_port = tl_free_port();
