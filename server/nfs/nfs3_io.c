@@ -51,45 +51,50 @@ static void nfs3_read_range(const READ3args *args, uint64_t *off, uint32_t *coun
         *count = (uint32_t)((uint64_t)DBFS_MAX_FILESIZE - *off);
 }
 
-/* The READ reply for status st, nread bytes of buf. */
-static void nfs3_read_res(srv_req *req, READ3res *res, nfsstat3 st, const dbfs_attr_opt *attr,
-                          char *buf, uint32_t nread, bool eof)
+/* What a READ answers besides its status: the file's attributes and
+ * nread bytes of buf (the payload), eof. */
+typedef struct {
+    dbfs_attr_opt attr;
+    uint32_t nread;
+    bool eof;
+    char *buf;
+} nfs3_read_out;
+
+/* The READ reply for status st. */
+static void nfs3_read_res(srv_req *req, READ3res *res, nfsstat3 st, const nfs3_read_out *o)
 {
     res->status = st;
     if (st != NFS3_OK) {
-        nfs3_post_op_attr(req->srv->info, attr, &res->READ3res_u.resfail.file_attributes);
+        nfs3_post_op_attr(req->srv->info, &o->attr, &res->READ3res_u.resfail.file_attributes);
         return;
     }
     READ3resok *ok = &res->READ3res_u.resok;
-    nfs3_post_op_attr(req->srv->info, attr, &ok->file_attributes);
-    ok->count = nread;
-    ok->eof = eof;
-    ok->data.data_len = nread;
-    ok->data.data_val = buf;
+    nfs3_post_op_attr(req->srv->info, &o->attr, &ok->file_attributes);
+    ok->count = o->nread;
+    ok->eof = o->eof;
+    ok->data.data_len = o->nread;
+    ok->data.data_val = o->buf;
 }
 
 /* READ: bytes of a file (RFC 1813 3.3.6). */
 void nfs3_proc_read(srv_req *req, void *argp, void *resp)
 {
     const READ3args *args = argp;
+    nfs3_read_out o = {0};
     uint64_t off;
     uint32_t count;
     dbfs_fh fh;
-    dbfs_attr_opt attr = {0};
-    uint32_t nread = 0;
-    bool eof = false;
-    char *buf = NULL;
     nfsstat3 st;
 
     nfs3_read_range(args, &off, &count);
     st = nfs3_fh_in(req, &args->file, &fh);
     if (st == NFS3_OK) {
-        buf = srv_req_payload(req, count); /* the reply is built around it */
+        o.buf = srv_req_payload(req, count); /* the reply is built around it */
         st = nfs3_errno_to_stat(
-            dbfs_read(req->db, &req->cred, fh, off, count, buf, &nread, &eof, &attr),
+            dbfs_read(req->db, &req->cred, fh, off, count, o.buf, &o.nread, &o.eof, &o.attr),
             NFSPROC3_READ);
     }
-    nfs3_read_res(req, resp, st, &attr, buf, nread, eof);
+    nfs3_read_res(req, resp, st, &o);
 }
 
 /* READ's quick form: a range of at most NFS3_QUICK_READ_MAX bytes the
@@ -98,29 +103,24 @@ void nfs3_proc_read(srv_req *req, void *argp, void *resp)
 bool nfs3_quick_read(srv_req *req, void *argp, void *resp)
 {
     const READ3args *args = argp;
+    nfs3_read_out o = {0};
     uint64_t off;
     uint32_t count;
     dbfs_fh fh;
-    dbfs_attr_opt attr = {0};
-    uint32_t nread = 0;
-    bool eof = false;
-    char *buf;
     nfsstat3 st;
 
     nfs3_read_range(args, &off, &count);
     if (count > NFS3_QUICK_READ_MAX || !nfs3_quick_fh_in(req, &args->file, &fh, &st))
         return false;
-    if (st != NFS3_OK) {
-        nfs3_read_res(req, resp, st, &attr, NULL, 0, false);
-        return true;
+    if (st == NFS3_OK) {
+        o.buf = srv_req_payload(req, count);
+        if (!nfs3_quick_status(dbfs_read_quick(req->srv->fs, &req->cred, fh,
+                                               req->client && req->client->async, off, count, o.buf,
+                                               &o.nread, &o.eof, &o.attr),
+                               NFSPROC3_READ, &st))
+            return false;
     }
-    buf = srv_req_payload(req, count);
-    if (!nfs3_quick_status(dbfs_read_quick(req->srv->fs, &req->cred, fh,
-                                           req->client && req->client->async, off, count, buf,
-                                           &nread, &eof, &attr),
-                           NFSPROC3_READ, &st))
-        return false;
-    nfs3_read_res(req, resp, st, &attr, buf, nread, eof);
+    nfs3_read_res(req, resp, st, &o);
     return true;
 }
 
