@@ -106,7 +106,6 @@ static int cache_small_copy_fn(void *val, size_t len, void *arg)
     return (int)h.len;
 }
 
-/* cache_small_get -- see cache_small.h. */
 /* cache_small_get and cache_small_try: a miss counted or not. */
 static long cache_small_look(cache_small *cs, uint64_t ino, int64_t ctime, uint64_t from,
                              uint32_t n, void *dst, bool count_miss)
@@ -126,6 +125,7 @@ static long cache_small_look(cache_small *cs, uint64_t ino, int64_t ctime, uint6
     return -ENOENT;
 }
 
+/* cache_small_get -- see cache_small.h. */
 long cache_small_get(cache_small *cs, uint64_t ino, int64_t ctime, uint64_t from, uint32_t n,
                      void *dst)
 {

@@ -25,7 +25,8 @@ void dbfs_wb_close(dbfs *fs);
 
 /* Does any file hold buffered data? Cannot fail. */
 bool dbfs_wb_holds_any(const dbfs *fs);
-/* Does file ino hold buffered data? Cannot fail. */
+/* Does file ino hold buffered data (or data of a flush still on its way
+ * to the database)? Cannot fail. */
 bool dbfs_wb_holds(dbfs *fs, uint64_t ino);
 
 /* Apply to *a what the buffer holds of its file: size at least the end of

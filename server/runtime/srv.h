@@ -124,9 +124,9 @@ typedef struct {
      * (srv_dispatch_quick), without a hand-off to a worker: fill res (a
      * payload, srv_req_payload, is allowed) and return true, or return
      * false, having changed and counted nothing, to leave the call to a
-     * worker and its handler. req->db is NULL. It
-     * must not block: no database, no name resolution, no waiting for a
-     * lock held across anything slow. Idempotent procedures only. */
+     * worker and its handler. req->db is NULL. It must not block: no
+     * database, no name resolution, no waiting for a lock held across
+     * anything slow. Idempotent procedures only. */
     bool (*quick)(srv_req *req, void *args, void *res);
 } srv_proc;
 
